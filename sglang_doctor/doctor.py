@@ -1,0 +1,120 @@
+"""One run: inputs through the pipeline into a Report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .engine import InputResult, Matcher, analyze_lines
+from .model import Finding, InputInfo, Report
+from .reader import InputError, Line, iter_lines, iter_lines_from_text
+from .redact import redact
+from .rules import Rule
+
+
+@dataclass
+class Options:
+    command: str | None = None  # the launch command, when the user gave it
+    redact_hosts: bool = False
+
+
+@dataclass
+class Run:
+    report: Report
+    errors: list[str] = field(default_factory=list)  # inputs that could not be read
+    warnings: list[str] = field(default_factory=list)
+    results: list[InputResult] = field(default_factory=list)
+
+
+class _Counter:
+    """Counts lines and bytes of an input as it streams by."""
+
+    def __init__(self, lines: Iterable[Line]) -> None:
+        self._lines = lines
+        self.lines = 0
+        self.bytes = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        for ln in self._lines:
+            self.lines = ln.number
+            self.bytes += len(ln.text) + 1
+            yield ln
+
+
+def diagnose(names: list[str], rules: list[Rule], options: Options | None = None,
+             texts: dict[str, str] | None = None) -> Run:
+    """Analyze each input (a path, '-' for stdin, or a name whose text is in `texts`)."""
+    options = options or Options()
+    matcher = Matcher(rules)
+    run = Run(Report())
+    for index, name in enumerate(names):
+        info = InputInfo(name="<stdin>" if name == "-" else name)
+        try:
+            source = iter_lines_from_text(texts[name]) if texts and name in texts else iter_lines(name)
+            counter = _Counter(source)
+            result = analyze_lines(counter, matcher, index)
+        except InputError as e:
+            info.error = str(e)
+            run.errors.append(str(e) if name in str(e) else f"{name}: {e}")
+            run.report.inputs.append(info)
+            continue
+        info.lines, info.bytes = counter.lines, counter.bytes
+        run.report.inputs.append(info)
+        run.results.append(result)
+        run.report.findings.extend(result.findings)
+        run.warnings.extend(w for w in result.warnings if w not in run.warnings)
+    _fill_context(run, options)
+    run.report.count()
+    data = redact(run.report.to_json_dict(), hosts=options.redact_hosts)
+    run.report = Report.model_validate(data)
+    return run
+
+
+def _fill_context(run: Run, options: Options) -> None:
+    if not run.results:
+        return
+    primary = run.results[0].context
+    ctx: dict[str, Any] = {}
+    for res in reversed(run.results):
+        ctx.update(res.context.to_json())
+    version = primary.get("sglang.version")
+    if version:
+        ctx["sglang_version"] = version
+    command = options.command or next((r.context.command for r in run.results if r.context.command), None)
+    if command:
+        ctx["command"] = command
+    run.report.context = ctx
+    from .startup import startup_summary
+
+    run.report.startup = startup_summary(primary)
+    run.report.corrected_command = corrected_command(command, run.report.findings, primary)
+
+
+def corrected_command(command: str | None, findings: list[Finding], ctx: Any) -> str | None:
+    """The launch command with every applicable fix applied (first fix per flag wins)."""
+    if not command:
+        return None
+    try:
+        from .command import apply_fixes, parse_command, render
+    except ImportError:
+        return None
+    cmd = parse_command(command)
+    if cmd is None:
+        return None
+    chosen: list[Any] = []
+    taken: set[tuple[str, str]] = set()
+    for f in findings:
+        if f.severity == "info" or f.consequence_of:
+            continue
+        for fix in f.fixes[:1]:  # the first fix of each finding is the recommended one
+            key = (fix.kind, fix.flag or fix.name or "")
+            if key in taken:
+                continue
+            taken.add(key)
+            chosen.append(fix)
+    if not chosen:
+        return None
+    new_cmd, applied = apply_fixes(cmd, chosen)
+    if not any(applied):
+        return None
+    return render(new_cmd)

@@ -1,0 +1,299 @@
+"""Rules applied to records: matching, conditions, findings.
+
+Matching is two-stage: a prefilter built from each rule's required literals finds the few
+records any rule could match; only there do the rules' full regexes run. Matches are
+collected while the stream goes by (bounded per rule); conditions, computed values and
+explanations are evaluated once the input has ended, when the context knows everything
+the log said.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import regex
+
+from . import expr
+from .context import Context
+from .model import Evidence, Finding, FixOut
+from .records import Record, segment
+from .reader import Line
+from .rules import SEVERITY_RANK, Condition, Fix, Pattern, Rule
+
+MAX_EVIDENCE = 5
+# Per-match time budget: a catastrophic user regex must not hang a run.
+MATCH_TIMEOUT_S = 0.25
+
+
+@dataclass(slots=True)
+class Hit:
+    line: int
+    text: str
+    captures: dict[str, str]
+    rank: str
+
+
+@dataclass(slots=True)
+class RuleHits:
+    rule: Rule
+    hits: list[Hit] = field(default_factory=list)
+    count: int = 0
+
+
+class Matcher:
+    """The compiled rule set: prefilter plus per-rule patterns."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.rules = rules
+        self.always: list[Rule] = []
+        self.by_literal: dict[str, list[Rule]] = {}
+        for r in rules:
+            lits = r.prefilter_literals
+            if lits is None:
+                self.always.append(r)
+                continue
+            for lit in set(lits):
+                self.by_literal.setdefault(lit, []).append(r)
+        literals = sorted(self.by_literal, key=len, reverse=True)
+        self.gate = regex.compile("|".join(regex.escape(x) for x in literals)) if literals else None
+        self.literals = literals
+        self.warnings: list[str] = []
+
+    def candidates(self, text: str) -> list[Rule]:
+        out = list(self.always)
+        if self.gate is not None and self.gate.search(text) is not None:
+            seen: set[str] = set()
+            for lit in self.literals:
+                if lit in text:
+                    for r in self.by_literal[lit]:
+                        if r.id not in seen:
+                            seen.add(r.id)
+                            out.append(r)
+        return out
+
+
+def _search(p: Pattern, rec: Record, matcher: Matcher, rule: Rule) -> tuple[regex.Match[str] | None, str]:
+    if p.in_ == "exception":
+        target = "\n".join(rec.exceptions) if rec.kind == "traceback" else rec.text
+    elif p.in_ == "frames":
+        target = "\n".join(rec.frames)
+    else:
+        target = rec.text
+    try:
+        return p.compiled.search(target, timeout=MATCH_TIMEOUT_S), target
+    except TimeoutError:
+        msg = f"rule {rule.id}: regex took longer than {MATCH_TIMEOUT_S}s on line {rec.start}; skipped there"
+        if msg not in matcher.warnings and len(matcher.warnings) < 20:
+            matcher.warnings.append(msg)
+        return None, target
+
+
+def _evidence_line(rec: Record, target: str, m: regex.Match[str]) -> tuple[int, str]:
+    """The input line a match starts on."""
+    snippet = target[m.start():].split("\n", 1)[0]
+    if target is rec.text or target == rec.text:
+        idx = target.count("\n", 0, m.start())
+        if idx < len(rec.lines):
+            ln = rec.lines[idx]
+            return ln.number, (rec.message if idx == 0 and rec.kind == "line" else ln.text)
+    for ln in rec.lines:
+        if snippet and snippet[:60] in ln.text:
+            return ln.number, ln.text
+    return rec.start, rec.lines[0].text
+
+
+def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits]) -> None:
+    for rule in matcher.candidates(rec.text):
+        for p in rule.match.any:
+            m, target = _search(p, rec, matcher, rule)
+            if m is None:
+                continue
+            if any(_search(q, rec, matcher, rule)[0] is None for q in rule.match.require):
+                continue
+            rh = hits.get(rule.id)
+            if rh is None:
+                rh = hits[rule.id] = RuleHits(rule)
+            rh.count += 1
+            if len(rh.hits) < MAX_EVIDENCE:
+                line, text = _evidence_line(rec, target, m)
+                caps = {k: v for k, v in m.groupdict().items() if v is not None}
+                rh.hits.append(Hit(line, text, caps, rec.rank))
+            break
+
+
+# --- conditions -------------------------------------------------------------------
+
+
+def _as_number(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    try:
+        return float(str(v))
+    except ValueError:
+        return None
+
+
+def check(cond: Condition, names: dict[str, Any]) -> bool:
+    if cond.any_of is not None:
+        return any(check(c, names) for c in cond.any_of)
+    if cond.all_of is not None:
+        return all(check(c, names) for c in cond.all_of)
+    if cond.not_ is not None:
+        return not check(cond.not_, names)
+    if cond.op == "expr":
+        try:
+            return bool(expr.evaluate(expr.compile_expr(str(cond.value)), names))
+        except expr.MissingValue:
+            return False
+    assert cond.fact is not None
+    present = cond.fact in names and names[cond.fact] is not None
+    v = names.get(cond.fact)
+    op = cond.op
+    if op == "exists":
+        return present
+    if op == "missing":
+        return not present
+    if not present:
+        return False
+    want = cond.value
+    if op in ("eq", "ne"):
+        a, b = _as_number(v), _as_number(want)
+        same = (a == b) if a is not None and b is not None else str(v).lower() == str(want).lower()
+        return same if op == "eq" else not same
+    if op in ("lt", "le", "gt", "ge"):
+        a, b = _as_number(v), _as_number(want)
+        if a is None or b is None:
+            return False
+        return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op]
+    if op in ("in", "not_in"):
+        pool = [str(x).lower() for x in (want if isinstance(want, list) else [want])]
+        return (str(v).lower() in pool) == (op == "in")
+    if op == "startswith":
+        prefixes = want if isinstance(want, list) else [want]
+        return any(str(v).lower().startswith(str(p).lower()) for p in prefixes)
+    if op == "contains":
+        return str(want).lower() in str(v).lower()
+    if op == "matches":
+        return regex.search(str(want), str(v)) is not None
+    return False
+
+
+# --- findings ---------------------------------------------------------------------
+
+
+def _field_of(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
+    if fix.when and not all(check(c, names) for c in fix.when):
+        return None
+    value: str | None = None
+    if fix.value is not None:
+        try:
+            value = expr.render(fix.value, names)
+        except expr.MissingValue:
+            value = None
+    text = None
+    if fix.text:
+        try:
+            text = expr.render(fix.text, names)
+        except expr.MissingValue:
+            text = fix.text
+    frm: str | None = None
+    if fix.kind == "flag" and fix.flag:
+        cur = ctx.server_args.get(_field_of(fix.flag))
+        if cur is not None and not isinstance(cur, (dict, list)):
+            frm = str(cur)
+    if value is not None and frm is not None and value == frm and fix.action in ("raise", "lower"):
+        return None  # nothing to change
+    return FixOut(kind=fix.kind, flag=fix.flag, name=fix.name, action=fix.action,
+                  value=value, text=text, **{"from": frm})
+
+
+def _names_for(rule: Rule, hit: Hit, ctx: Context) -> dict[str, Any]:
+    names: dict[str, Any] = ctx.names()
+    for k, v in hit.captures.items():
+        num = _as_number(v)
+        names[k] = num if num is not None and regex.fullmatch(r"-?\d+(?:\.\d+)?", v) else v
+        if isinstance(names[k], float) and names[k].is_integer() and "." not in v:
+            names[k] = int(names[k])
+    for name, tree in rule.let_compiled.items():
+        try:
+            names[name] = expr.evaluate(tree, names)
+        except expr.MissingValue:
+            names[name] = None
+    return names
+
+
+def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | None:
+    rule = rh.rule
+    hit = rh.hits[0]
+    names = _names_for(rule, hit, ctx)
+    if rule.conditions and not all(check(c, names) for c in rule.conditions):
+        return None
+    parts: list[str] = []
+    for part in rule.explanation_parts:
+        if part.when and not all(check(c, names) for c in part.when):
+            continue
+        try:
+            parts.append(expr.render(part.text, names).strip())
+        except expr.MissingValue:
+            continue
+    fixes = [f for f in (_render_fix(fx, names, ctx) for fx in rule.fixes) if f is not None]
+    evidence = [Evidence(input=input_index, line=h.line, text=h.text) for h in rh.hits]
+    return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=rule.title,
+                   explanation=" ".join(p for p in parts if p), evidence=evidence,
+                   captures=dict(hit.captures), fixes=fixes,
+                   docs=f"docs/rules/{rule.code}-{rule.id}.md")
+
+
+def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
+    """Root cause first: drop fallbacks an explained error makes redundant, mark consequences."""
+    specific_errors = [(r, f) for r, f in pairs if f.severity == "error" and not r.fallback and not r.consequence]
+    kept = [(r, f) for r, f in pairs if not (r.fallback and specific_errors)]
+    roots = [(r, f) for r, f in kept if f.severity == "error" and not r.consequence]
+    if roots:
+        root_rule, root = min(roots, key=lambda rf: (rf[1].evidence[0].line, -rf[0].priority))
+        for r, f in kept:
+            if r.consequence:
+                f.consequence_of = root_rule.id
+                f.severity = "info"
+                f.explanation = (f"Follows from {root.code} ({root_rule.id}, line "
+                                 f"{root.evidence[0].line}). " + f.explanation).strip()
+
+    def key(rf: tuple[Rule, Finding]) -> tuple[int, int, int, int, int]:
+        r, f = rf
+        return (SEVERITY_RANK[f.severity], int(r.consequence), int(r.fallback),
+                f.evidence[0].line if f.evidence else 0, -r.priority)
+
+    return [f for _, f in sorted(kept, key=key)]
+
+
+@dataclass
+class InputResult:
+    findings: list[Finding]
+    context: Context
+    lines: int
+    warnings: list[str]
+
+
+def analyze_lines(lines: Iterable[Line], matcher: Matcher, input_index: int = 0) -> InputResult:
+    ctx = Context()
+    hits: dict[str, RuleHits] = {}
+    count = 0
+    for rec in segment(lines):
+        ctx.observe(rec)
+        match_record(rec, matcher, hits)
+        count = rec.end
+    ctx.finish()
+    pairs: list[tuple[Rule, Finding]] = []
+    for rh in hits.values():
+        f = build_finding(rh, ctx, input_index)
+        if f is not None:
+            pairs.append((rh.rule, f))
+    return InputResult(rank_findings(pairs), ctx, count, list(matcher.warnings))
+

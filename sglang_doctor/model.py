@@ -1,0 +1,75 @@
+"""The report: the one object every output format renders (JSON contract v1)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import __version__
+
+SCHEMA_ID = "sglang-doctor/report/v1"
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class InputInfo(_M):
+    name: str
+    lines: int = 0
+    bytes: int = 0
+    error: str | None = None
+
+
+class Evidence(_M):
+    input: int
+    line: int
+    text: str
+
+
+class FixOut(_M):
+    kind: Literal["flag", "env", "docker", "package", "system", "note"]
+    flag: str | None = None
+    name: str | None = None
+    action: Literal["set", "raise", "lower", "add", "remove"] | None = None
+    from_: str | None = Field(None, alias="from")
+    value: str | None = None
+    text: str | None = None
+
+
+class Finding(_M):
+    rule: str
+    code: str
+    severity: Literal["error", "warning", "info"]
+    title: str
+    explanation: str
+    evidence: list[Evidence] = []
+    captures: dict[str, str] = {}
+    fixes: list[FixOut] = []
+    consequence_of: str | None = None  # rule id of the root cause this finding follows from
+    docs: str | None = None  # relative path of the rule's docs page
+
+
+class ToolInfo(_M):
+    name: str = "sglang-doctor"
+    version: str = __version__
+
+
+class Report(_M):
+    schema_: str = Field(SCHEMA_ID, alias="schema")
+    tool: ToolInfo = ToolInfo()
+    inputs: list[InputInfo] = []
+    context: dict[str, Any] = {}
+    findings: list[Finding] = []
+    summary: dict[str, int] = {"error": 0, "warning": 0, "info": 0}
+    corrected_command: str | None = None
+    startup: dict[str, Any] | None = None
+
+    def count(self) -> None:
+        self.summary = {"error": 0, "warning": 0, "info": 0}
+        for f in self.findings:
+            self.summary[f.severity] += 1
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")

@@ -1,0 +1,128 @@
+"""Bytes in, clean text lines out.
+
+The reader streams an input in fixed-size chunks (constant memory for any log size),
+decodes UTF-8 with replacement, strips ANSI escapes and carriage returns, and peels the
+prefixes that container tooling puts in front of each line (docker `--timestamps`,
+compose `service  |`, kubectl `--prefix`, Ray actor tags). Line numbers are those of the
+original input, 1-based.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import io
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+import regex
+
+CHUNK_SIZE = 1 << 20
+# A single line longer than this is cut: nothing diagnostic lives past it, and holding a
+# multi-GB line would break the constant-memory promise.
+MAX_LINE_CHARS = 64 * 1024
+
+# CSI sequences (colours, cursor moves), OSC sequences, and lone escapes.
+_ANSI = regex.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_CONTROL = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+# docker logs --timestamps: RFC3339 with nanoseconds, e.g. 2025-01-02T03:04:05.123456789Z
+_DOCKER_TS = regex.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) ")
+# docker compose: "sglang-1  | " / "sglang_1 | "
+_COMPOSE = regex.compile(r"^[\w.-]{1,64}\s+\| ")
+# kubectl logs --prefix: "[pod/name/container] "
+_KUBECTL = regex.compile(r"^\[pod/[^\]\s]+\] ")
+# Ray: "(SchedulerActor pid=123) " or "(pid=123, ip=10.0.0.1) "
+_RAY = regex.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[^)]*)?\) ")
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    number: int
+    text: str
+
+
+class InputError(Exception):
+    """An input that cannot be read at all (missing file, directory, permission)."""
+
+
+def clean(text: str) -> str:
+    """Remove ANSI escapes, control characters and container prefixes from one line."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\r" in text:
+        # tqdm redraws a bar with CR; the last state is what a terminal would show.
+        parts = [p for p in text.split("\r") if p.strip()]
+        text = parts[-1] if parts else ""
+    text = _CONTROL.sub("", text)
+    # Prefixes can stack (compose + docker timestamps), peel until none applies.
+    for _ in range(3):
+        m = _DOCKER_TS.match(text) or _COMPOSE.match(text) or _KUBECTL.match(text) or _RAY.match(text)
+        if not m:
+            break
+        text = text[m.end():]
+    return text
+
+
+def _open_binary(path: str) -> BinaryIO:
+    if path == "-":
+        return sys.stdin.buffer
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{path}: is a directory")
+    try:
+        fh: BinaryIO = open(p, "rb")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except PermissionError:
+        raise InputError(f"{path}: permission denied") from None
+    except OSError as e:
+        raise InputError(f"{path}: {e.strerror or e}") from None
+    head = fh.peek(2)[:2] if hasattr(fh, "peek") else b""
+    if head == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=fh)  # type: ignore[return-value]
+    return fh
+
+
+def iter_lines_from_binary(stream: BinaryIO) -> Iterator[Line]:
+    """Decode a byte stream chunk by chunk into cleaned, numbered lines."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending = ""
+    number = 0
+    while True:
+        try:
+            chunk = stream.read(CHUNK_SIZE)
+        except (OSError, EOFError) as e:  # truncated gzip, I/O errors mid-stream
+            raise InputError(f"read error: {e}") from None
+        final = not chunk
+        text = decoder.decode(chunk or b"", final=final)
+        if text:
+            pending += text
+            lines = pending.split("\n")
+            pending = lines.pop()
+            for raw in lines:
+                number += 1
+                yield Line(number, clean(raw[:MAX_LINE_CHARS]))
+            if len(pending) > MAX_LINE_CHARS:
+                # Keep the head of a giant line, drop the rest until its newline arrives.
+                pending = pending[:MAX_LINE_CHARS]
+        if final:
+            break
+    if pending:
+        number += 1
+        yield Line(number, clean(pending))
+
+
+def iter_lines(path: str) -> Iterator[Line]:
+    stream = _open_binary(path)
+    try:
+        yield from iter_lines_from_binary(stream)
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+def iter_lines_from_text(text: str) -> Iterator[Line]:
+    yield from iter_lines_from_binary(io.BytesIO(text.encode("utf-8", errors="replace")))

@@ -1,0 +1,197 @@
+"""Clean lines in, log records out.
+
+A record is either one logged line (`[time TP0] message`, or any header-less line) or a
+whole Python traceback: its head (`Scheduler hit an exception: Traceback …`), frames,
+chained sections (`During handling of the above exception …`) and the final exception
+line with its continuation lines. Segmentation is streaming: at most one open traceback
+is buffered, and it is bounded in size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+import regex
+
+from .reader import Line
+
+# Header of SGLang's logger, all releases (see the log anatomy): time, optional ms, rank
+# tags. The leading "[" may be lost when a user cut the line when pasting.
+_HEADER = regex.compile(
+    r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})(?:[.,](?P<ms>\d{1,6}))?"
+    r"(?P<ranks>(?: (?:DP-?\d+|PP\d+|ATTN_CP\d+|MOE_DP\d+|TP\d+|EP\d+))*)"
+    r"(?: encode_server| encode_dp_worker\[\d+\])?\] ?(?P<msg>.*)$"
+)
+_TRACEBACK_START = "Traceback (most recent call last):"
+_CHAIN_MARKERS = (
+    "During handling of the above exception, another exception occurred:",
+    "The above exception was the direct cause of the following exception:",
+)
+_FRAME = regex.compile(r'^\s*File "[^"]*", line \d+')
+# The final line of a traceback: `ValueError: …`, `torch.OutOfMemoryError: …`, `KeyboardInterrupt`.
+_EXC_LINE = regex.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Timeout|error)|[A-Za-z_][\w.]*)(?::(?P<msg> .*|$)|$)")
+# Bound on one traceback record so a runaway block cannot hold unbounded memory.
+MAX_RECORD_LINES = 2000
+
+
+@dataclass(slots=True)
+class Record:
+    kind: str  # "line" or "traceback"
+    lines: list[Line]
+    ts: str | None = None
+    rank: str = ""  # "TP0", "DP1 TP3", "" when none
+    message: str = ""  # text after the header of the first line
+    exceptions: list[str] = field(default_factory=list)  # exception lines, chain order
+    frames: list[str] = field(default_factory=list)
+    truncated: bool = False  # a traceback cut before its exception line
+
+    @property
+    def start(self) -> int:
+        return self.lines[0].number
+
+    @property
+    def end(self) -> int:
+        return self.lines[-1].number
+
+    @property
+    def text(self) -> str:
+        if len(self.lines) == 1:
+            return self.message if self.kind == "line" else self.lines[0].text
+        return self.message + "\n" + "\n".join(ln.text for ln in self.lines[1:])
+
+    @property
+    def exception(self) -> str:
+        """The last exception line of the chain (what Python printed last)."""
+        return self.exceptions[-1] if self.exceptions else ""
+
+
+@dataclass(slots=True)
+class Header:
+    ts: str
+    rank: str
+    message: str
+
+
+def parse_header(text: str) -> Header | None:
+    if not text or not (text[0] == "[" or text[0].isdigit()):
+        return None
+    m = _HEADER.match(text)
+    if not m:
+        return None
+    return Header(m["ts"], m["ranks"].strip(), m["msg"])
+
+
+class _Traceback:
+    """An open traceback being collected."""
+
+    __slots__ = ("record", "state")
+
+    def __init__(self, record: Record, state: str) -> None:
+        self.record = record
+        # frames: reading frames; exc: read the exception line, taking continuation lines;
+        # chain: saw a chain marker, waiting for the next Traceback line.
+        self.state = state
+
+
+def segment(lines: Iterable[Line]) -> Iterator[Record]:
+    """Group cleaned lines into records."""
+    open_tb: _Traceback | None = None
+
+    def close() -> Record:
+        nonlocal open_tb
+        assert open_tb is not None
+        rec = open_tb.record
+        if not rec.exceptions:
+            rec.truncated = True
+        open_tb = None
+        return rec
+
+    for line in lines:
+        text = line.text
+        header = parse_header(text)
+        body = header.message if header else text
+
+        if open_tb is not None:
+            tb = open_tb
+            rec = tb.record
+            if header is not None:
+                if _TRACEBACK_START in body:
+                    yield close()
+                elif header.rank and rec.rank and header.rank != rec.rank:
+                    # Another rank's line interleaved into this traceback: emit it on its
+                    # own and keep collecting.
+                    yield Record("line", [line], header.ts, header.rank, body)
+                    continue
+                else:
+                    yield close()
+            elif len(rec.lines) >= MAX_RECORD_LINES:
+                yield close()
+            else:
+                stripped = text.strip()
+                if tb.state == "chain":
+                    if stripped.startswith(_TRACEBACK_START) or not stripped:
+                        rec.lines.append(line)
+                        if stripped:
+                            tb.state = "frames"
+                        continue
+                    yield close()
+                elif stripped in _CHAIN_MARKERS:
+                    rec.lines.append(line)
+                    tb.state = "chain"
+                    continue
+                elif tb.state == "frames":
+                    if not stripped:
+                        # A blank line inside frames (pasted logs) - keep going.
+                        rec.lines.append(line)
+                        continue
+                    if _FRAME.match(text):
+                        rec.frames.append(stripped)
+                        rec.lines.append(line)
+                        continue
+                    if text[:1].isspace() or stripped in ("...", "…") or stripped.startswith(("^", "~")):
+                        rec.lines.append(line)  # source line of a frame, caret markers
+                        continue
+                    if _TRACEBACK_START in stripped:
+                        rec.lines.append(line)
+                        continue
+                    # First unindented line after the frames: the exception line.
+                    rec.exceptions.append(stripped)
+                    rec.lines.append(line)
+                    tb.state = "exc"
+                    continue
+                elif tb.state == "exc":  # continuation lines of the exception message
+                    if not stripped:
+                        tb.state = "after"
+                        rec.lines.append(line)
+                        continue
+                    if _TRACEBACK_START in stripped or _FRAME.match(text):
+                        yield close()
+                    else:
+                        rec.lines.append(line)
+                        rec.exceptions[-1] += "\n" + stripped
+                        continue
+                else:  # after: a blank line followed the exception; only a chain marker continues
+                    if not stripped:
+                        rec.lines.append(line)
+                        continue
+                    yield close()
+
+        # Not inside a traceback (or the traceback just closed).
+        if _TRACEBACK_START in body:
+            rec = Record("traceback", [line], header.ts if header else None,
+                         header.rank if header else "", body)
+            open_tb = _Traceback(rec, "frames")
+            continue
+        if header is None and _FRAME.match(text):
+            # A traceback pasted without its first line.
+            rec = Record("traceback", [line], None, "", text.strip(), frames=[text.strip()])
+            open_tb = _Traceback(rec, "frames")
+            continue
+        if header is not None:
+            yield Record("line", [line], header.ts, header.rank, body)
+        else:
+            yield Record("line", [line], None, "", text)
+
+    if open_tb is not None:
+        yield close()

@@ -1,0 +1,42 @@
+"""Fixes as a person reads them: one short line each, shared by the human formats."""
+
+from __future__ import annotations
+
+from ..model import FixOut
+
+_VERB = {"raise": "raise", "lower": "lower", "set": "set", "add": "add", "remove": "remove"}
+
+
+def describe_fix(fix: FixOut) -> str:
+    a = fix.action or "set"
+    if fix.kind == "note":
+        return fix.text or ""
+    if fix.kind in ("flag", "docker"):
+        where = "docker run " if fix.kind == "docker" else ""
+        if a == "remove":
+            s = f"remove {where}{fix.flag}"
+        elif a == "add" and not fix.value:
+            s = f"add {where}{fix.flag}"
+        elif fix.value is not None and fix.from_ is not None:
+            s = f"{where}{fix.flag} {fix.from_} → {fix.value}"
+        elif fix.value is not None:
+            s = f"{where}{fix.flag} {fix.value}"
+        else:
+            s = f"{_VERB[a]} {where}{fix.flag}" + (f" (now {fix.from_})" if fix.from_ else "")
+    elif fix.kind == "env":
+        if a == "remove":
+            s = f"unset env {fix.name}"
+        else:
+            s = f"env {fix.name}={fix.value if fix.value is not None else '1'}"
+    elif fix.kind == "package":
+        spec = fix.value or ""
+        if spec and spec[0].isdigit():
+            spec = "==" + spec
+        verb = {"raise": "upgrade", "lower": "downgrade", "remove": "uninstall"}.get(a, "install")
+        s = f"pip {verb} '{fix.name}{spec}'" if spec else f"{verb} {fix.name} (pip)"
+    else:  # system
+        verb = {"raise": "newer", "lower": "older", "set": "a matching"}.get(a, a)
+        s = f"{verb} {fix.name}" + (f" ({fix.value})" if fix.value else "")
+    if fix.text and fix.kind != "note":
+        s += f" — {fix.text}"
+    return s

@@ -1,0 +1,109 @@
+"""The default terminal report (rich): findings, fixes, corrected command, startup summary.
+
+Plain text when stdout is not a terminal or NO_COLOR is set (rich decides).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+from ..model import Finding, Report
+from .fixes import describe_fix
+
+_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
+SPARK = "▁▂▃▄▅▆▇█"
+MAX_EVIDENCE_SHOWN = 3
+MAX_EVIDENCE_CHARS = 220
+
+
+def sparkline(values: list[float], width: int = 40) -> str:
+    if not values:
+        return ""
+    if len(values) > width:  # average into `width` buckets
+        step = len(values) / width
+        values = [sum(values[int(i * step):int((i + 1) * step)] or [0]) / max(1, len(values[int(i * step):int((i + 1) * step)]))
+                  for i in range(width)]
+    lo, hi = min(values), max(values)
+    span = (hi - lo) or 1.0
+    return "".join(SPARK[min(len(SPARK) - 1, int((v - lo) / span * (len(SPARK) - 1)))] for v in values)
+
+
+def _finding(console: Console, f: Finding, inputs: list[str], multi: bool) -> None:
+    head = Text()
+    head.append(f"{f.severity} ", style=_STYLE[f.severity])
+    head.append(f"{f.code} ", style="bold")
+    head.append(f.title, style="bold")
+    head.append(f"  [{f.rule}]", style="dim")
+    console.print(head)
+    for ev in f.evidence[:MAX_EVIDENCE_SHOWN]:
+        name = inputs[ev.input] if ev.input < len(inputs) else "?"
+        loc = f"{name}:{ev.line}" if multi or name != "<stdin>" else f"line {ev.line}"
+        text = ev.text.strip()
+        if len(text) > MAX_EVIDENCE_CHARS:
+            text = text[:MAX_EVIDENCE_CHARS] + "…"
+        console.print(Text.assemble(("  " + loc, "dim"), (" │ ", "dim"), (text, "")))
+    if len(f.evidence) > MAX_EVIDENCE_SHOWN:
+        console.print(Text(f"  … and {len(f.evidence) - MAX_EVIDENCE_SHOWN} more lines", style="dim"))
+    if f.explanation:
+        width = max(40, min(console.width, 110) - 2)
+        console.print(Text(textwrap.fill(f.explanation, width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False)))
+    fixes = [fx for fx in f.fixes]
+    for i, fx in enumerate(fixes):
+        label = "  fix: " if i == 0 else "  or:  "
+        console.print(Text.assemble((label, "bold green" if i == 0 else "green"), (describe_fix(fx), "")))
+    console.print()
+
+
+def _startup(console: Console, s: dict[str, Any]) -> None:
+    parts = []
+    if s.get("phases"):
+        parts.append(" → ".join(f"{p['phase']}" + (f" {p['seconds']:.0f}s" if "seconds" in p else "")
+                                for p in s["phases"]))
+    console.print(Text("startup: ", style="bold") + Text(parts[0] if parts else ("ready" if s.get("ready") else "did not reach ready")))
+    facts = []
+    if s.get("model"):
+        facts.append(f"model {s['model']}" + (f" ({s['quantization']})" if s.get("quantization") else ""))
+    if s.get("weights_gb") is not None:
+        facts.append(f"weights {s['weights_gb']} GB")
+    if s.get("kv_tokens"):
+        kv = f"KV pool {s['kv_tokens']:,} tokens"
+        if s.get("context_len"):
+            kv += f" = {s.get('kv_over_context', 0):.2f} × context {s['context_len']:,}"
+        facts.append(kv)
+    if s.get("mamba_slots") is not None:
+        facts.append(f"mamba slots {s['mamba_slots']}")
+    facts.append("CUDA graphs captured" if s.get("cuda_graph") else "no CUDA graph capture seen")
+    if s.get("time_to_ready_s") is not None:
+        facts.append(f"ready in {s['time_to_ready_s']:.0f} s")
+    console.print(Text("  " + "; ".join(facts)))
+    tp = s.get("decode_throughput")
+    if tp:
+        console.print(Text(f"  decode throughput median {tp['median']:.1f} tok/s (p10 {tp['p10']:.1f}, p90 {tp['p90']:.1f})  ")
+                      + Text(sparkline(s.get("throughput_samples") or []), style="green"))
+    console.print()
+
+
+def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None = None, **_: Any) -> None:
+    console = Console(file=out, highlight=False, soft_wrap=True,
+                      force_terminal=color if color else None, no_color=(color is False) or None)
+    names = [i.name for i in report.inputs]
+    multi = len(names) > 1
+    shown = [f for f in report.findings if not (quiet and f.severity == "info")]
+    if not quiet and report.startup:
+        _startup(console, report.startup)
+    for f in shown:
+        _finding(console, f, names, multi)
+    if report.corrected_command:
+        console.print(Text("corrected command:", style="bold green"))
+        console.print(Text("  " + report.corrected_command))
+        console.print()
+    s = report.summary
+    if not report.findings:
+        console.print(Text(f"✓ no known problem found in {', '.join(names) or 'the input'}", style="green"))
+    else:
+        console.print(Text(f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info", style="bold"))

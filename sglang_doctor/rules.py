@@ -1,0 +1,311 @@
+"""Rule schema and loading.
+
+A rule is one YAML file (`<family>/<id>.yaml`); its fixtures sit in a directory of the same
+stem beside it (`<family>/<id>/fires-*.log`, `<family>/<id>/quiet-*.log`). A user's rule
+directory has exactly the same shape as the built-in one. Files are validated by the
+pydantic models below at load time; a broken file is a `RuleLoadError` naming the file,
+the rule id and the field.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import regex
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from . import expr
+
+try:  # Python 3.11+ moved the regex parser; the old modules warn on import.
+    from re import _constants as sre_constants, _parser as sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef]
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+FixKind = Literal["flag", "env", "docker", "package", "system", "note"]
+FixAction = Literal["set", "raise", "lower", "add", "remove"]
+SYSTEM_PARTS = ("nvidia-driver", "cuda-toolkit", "rocm", "gpu")
+MAX_RULE_FILE_BYTES = 256 * 1024
+
+
+class RuleLoadError(Exception):
+    """A rule file that cannot be used; the message is one line."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+class Pattern(_Strict):
+    regex: str
+    # Where to search: the whole record, its exception line(s), or its frame lines.
+    in_: Literal["text", "exception", "frames"] = Field("text", alias="in")
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, v: str) -> str:
+        try:
+            regex.compile(v)
+        except regex.error as e:
+            raise ValueError(f"regex does not compile: {e}") from None
+        return v
+
+    @cached_property
+    def compiled(self) -> regex.Pattern[str]:
+        return regex.compile(self.regex)
+
+
+class Match(_Strict):
+    any: list[Pattern] = Field(min_length=1)  # the rule matches a record when one of these does
+    require: list[Pattern] = []  # ... and all of these match the same record too
+
+
+class Condition(_Strict):
+    """A test on a context fact, or a group of conditions (any_of / all_of / not)."""
+
+    fact: str | None = None
+    op: Literal["exists", "missing", "eq", "ne", "lt", "le", "gt", "ge", "in", "not_in",
+                "startswith", "contains", "matches", "expr"] = "exists"
+    value: Any = None
+    any_of: list["Condition"] | None = None
+    all_of: list["Condition"] | None = None
+    not_: "Condition | None" = Field(None, alias="not")
+
+    @model_validator(mode="after")
+    def _shape(self) -> "Condition":
+        groups = sum(x is not None for x in (self.any_of, self.all_of, self.not_))
+        if groups > 1 or (groups and self.fact is not None):
+            raise ValueError("a condition is either a fact test or one of any_of/all_of/not")
+        if not groups and self.fact is None and self.op != "expr":
+            raise ValueError("a condition needs 'fact' (or op: expr with value)")
+        if self.op == "expr":
+            if not isinstance(self.value, str):
+                raise ValueError("op expr needs a string expression in 'value'")
+            expr.compile_expr(self.value)
+        if self.op == "matches":
+            regex.compile(str(self.value))
+        return self
+
+
+class Fix(_Strict):
+    kind: FixKind = "flag"
+    flag: str | None = None
+    name: str | None = None
+    action: FixAction | None = None
+    value: str | None = None  # a template: "{capture}" / "{let_name:.2f}"
+    text: str | None = None  # for kind note; also an optional one-line reason on any fix
+    when: list[Condition] = []
+
+    @model_validator(mode="after")
+    def _shape(self) -> "Fix":
+        if self.kind in ("flag", "docker") and not (self.flag and self.flag.startswith("-")):
+            raise ValueError(f"a {self.kind} fix needs 'flag' starting with '-'")
+        if self.kind in ("env", "package", "system") and not self.name:
+            raise ValueError(f"a {self.kind} fix needs 'name'")
+        if self.kind == "system" and self.name not in SYSTEM_PARTS:
+            raise ValueError(f"system fix name must be one of {', '.join(SYSTEM_PARTS)}")
+        if self.kind == "note" and not self.text:
+            raise ValueError("a note fix needs 'text'")
+        if self.kind != "note" and self.action is None:
+            raise ValueError("a fix needs 'action' (set, raise, lower, add, remove)")
+        return self
+
+
+class ExplanationPart(_Strict):
+    text: str
+    when: list[Condition] = []
+
+
+class Docs(_Strict):
+    what: str
+    why: str
+    fix: str
+    wrong_when: str | None = None  # when the suggested fix is the wrong answer
+
+
+class Rule(_Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{2,63}$")
+    code: str = Field(pattern=r"^SGD\d{3}$")
+    title: str = Field(min_length=5, max_length=120)
+    severity: Severity
+    family: str
+    versions: str = "*"  # SGLang releases that print the message, e.g. "0.4.6-0.5.23"
+    sources: list[str] = []  # where the message comes from: "sglang srt/x.py:12 (0.5.14)", "pytorch"
+    match: Match
+    conditions: list[Condition] = []
+    let: dict[str, Union[str, int, float]] = {}  # name: expression, computed in order
+    # Sentences; one whose placeholders are unknown for this log, or whose `when` fails, is left out.
+    explanation: Union[str, list[Union[str, ExplanationPart]]]
+    fixes: list[Fix] = []
+    fix_none: str | None = None  # why the rule has no fix, when it has none
+    docs: Docs
+    consequence: bool = False  # a symptom of another failure (SIGQUIT, peer timeouts)
+    fallback: bool = False  # generic: dropped when a more specific error explains the input
+    priority: int = 50  # among findings on the same record, higher sorts first
+    path: str | None = Field(None, exclude=True)
+
+    @model_validator(mode="after")
+    def _check(self) -> "Rule":
+        if not self.fixes and not self.fix_none:
+            raise ValueError("a rule needs at least one fix, or 'fix_none' saying why there is none")
+        for name, source in self.let.items():
+            try:
+                expr.compile_expr(str(source))
+            except expr.ExpressionError as e:
+                raise ValueError(f"let.{name}: {e}") from None
+        return self
+
+    @property
+    def explanation_parts(self) -> list[ExplanationPart]:
+        items = [self.explanation] if isinstance(self.explanation, str) else list(self.explanation)
+        return [ExplanationPart(text=x) if isinstance(x, str) else x for x in items]
+
+    @cached_property
+    def let_compiled(self) -> dict[str, Any]:
+        return {k: expr.compile_expr(str(v)) for k, v in self.let.items()}
+
+    @property
+    def fixture_dir(self) -> Path | None:
+        return Path(self.path).with_suffix("") if self.path else None
+
+    def fixtures(self) -> tuple[list[Path], list[Path]]:
+        d = self.fixture_dir
+        if d is None or not d.is_dir():
+            return [], []
+        return sorted(d.glob("fires*.log")), sorted(d.glob("quiet*.log"))
+
+    @cached_property
+    def prefilter_literals(self) -> list[str] | None:
+        """Literals one of which must appear in a record for this rule to match it.
+
+        None means the rule cannot be prefiltered (some pattern has no required literal);
+        such rules run on every record.
+        """
+        out: list[str] = []
+        for p in self.match.any:
+            lit = required_literal(p.regex)
+            if lit is None:
+                return None
+            out.append(lit)
+        return out
+
+
+def _literal_runs(parsed: Any) -> list[str]:
+    runs: list[str] = []
+    cur: list[str] = []
+    for op, av in parsed:
+        if op is sre_constants.LITERAL:
+            cur.append(chr(av))
+            continue
+        if op is sre_constants.SUBPATTERN and av[-1] is not None:
+            # A group: its literals continue the run only if the whole group is literal.
+            inner = av[-1]
+            if all(o is sre_constants.LITERAL for o, _ in inner):
+                cur.extend(chr(a) for _, a in inner)
+                continue
+            if cur:
+                runs.append("".join(cur))
+                cur = []
+            runs.extend(_literal_runs(inner))
+            continue
+        if op is sre_constants.MAX_REPEAT or op is sre_constants.MIN_REPEAT:
+            lo, _hi, inner = av
+            if cur:
+                runs.append("".join(cur))
+                cur = []
+            if lo >= 1:
+                runs.extend(_literal_runs(inner))
+            continue
+        if op is sre_constants.AT:
+            continue
+        if cur:
+            runs.append("".join(cur))
+            cur = []
+    if cur:
+        runs.append("".join(cur))
+    return runs
+
+
+def required_literal(pattern: str) -> str | None:
+    """The longest literal substring every match of `pattern` must contain (>= 4 chars)."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except Exception:  # the `regex` module accepts syntax `re` does not; no prefilter then
+        return None
+    if parsed.state.flags & (sre_constants.SRE_FLAG_IGNORECASE | sre_constants.SRE_FLAG_VERBOSE):
+        return None
+    runs = _literal_runs(list(parsed))
+    best = max(runs, key=len, default="")
+    return best if len(best) >= 4 else None
+
+
+# --- loading -------------------------------------------------------------------------
+
+
+def builtin_rules_dir() -> Path:
+    return Path(str(resources.files("sglang_doctor") / "rules"))
+
+
+def _loc(err: dict[str, Any]) -> str:
+    return ".".join(str(p) for p in err.get("loc", ()) if p != "__root__") or "(rule)"
+
+
+def load_rule_file(path: Path) -> Rule:
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise RuleLoadError(f"{path}: cannot read: {e.strerror or e}") from None
+    if len(raw) > MAX_RULE_FILE_BYTES:
+        raise RuleLoadError(f"{path}: rule file larger than {MAX_RULE_FILE_BYTES} bytes")
+    from .safe_yaml import YamlError, load_yaml
+
+    try:
+        data = load_yaml(raw.decode("utf-8", errors="replace"))
+    except YamlError as e:
+        raise RuleLoadError(f"{path}: {e}") from None
+    if not isinstance(data, dict):
+        raise RuleLoadError(f"{path}: a rule file holds one mapping (id, code, title, ...)")
+    rule_id = data.get("id", path.stem)
+    try:
+        rule = Rule.model_validate({**data, "path": str(path)})
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise RuleLoadError(f"{path}: rule {rule_id}: field {_loc(first)}: {first['msg']}") from None
+    except expr.ExpressionError as e:
+        raise RuleLoadError(f"{path}: rule {rule_id}: {e}") from None
+    if rule.id != path.stem:
+        raise RuleLoadError(f"{path}: rule {rule.id}: field id: must equal the file name '{path.stem}'")
+    return rule
+
+
+def rule_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*.yaml") if p.is_file())
+
+
+def load_rules(extra_dirs: list[str] | None = None, builtin: bool = True) -> list[Rule]:
+    dirs: list[Path] = [builtin_rules_dir()] if builtin else []
+    for d in extra_dirs or []:
+        p = Path(d)
+        if not p.is_dir():
+            raise RuleLoadError(f"{d}: rules directory not found")
+        dirs.append(p)
+    rules: list[Rule] = []
+    seen_id: dict[str, str] = {}
+    seen_code: dict[str, str] = {}
+    for d in dirs:
+        for f in rule_files(d):
+            rule = load_rule_file(f)
+            if rule.id in seen_id:
+                raise RuleLoadError(f"{f}: rule {rule.id}: field id: already defined in {seen_id[rule.id]}")
+            if rule.code in seen_code:
+                raise RuleLoadError(f"{f}: rule {rule.id}: field code: {rule.code} already used by {seen_code[rule.code]}")
+            seen_id[rule.id] = str(f)
+            seen_code[rule.code] = rule.id
+            rules.append(rule)
+    return rules

@@ -1,0 +1,33 @@
+"""Bound the SGLang release from the fields a server_args line prints.
+
+Each release adds and removes ServerArgs fields; the releases whose flag set contains
+every field the log shows (as `--field-name`) are the candidates.
+"""
+
+from __future__ import annotations
+
+
+def infer_version(fields: set[str]) -> tuple[str, str] | None:
+    """(release range, how it was inferred) or None when the registry cannot tell."""
+    try:
+        from . import flags
+    except ImportError:  # registry not available
+        return None
+    try:
+        releases = flags.releases()
+    except Exception:
+        return None
+    wanted = {"--" + f.replace("_", "-") for f in fields}
+    candidates = []
+    for rel in releases:
+        known = flags.flags_for(rel)
+        # Some fields are not flags (no_cli); require most fields to exist.
+        hits = sum(1 for w in wanted if w in known)
+        if wanted and hits >= 0.97 * len(wanted):
+            candidates.append((hits, rel))
+    if not candidates:
+        return None
+    best = max(h for h, _ in candidates)
+    top = [r for h, r in candidates if h == best]
+    rng = top[0] if len(top) == 1 else f"{top[0]}-{top[-1]}"
+    return rng, f"inferred from the {len(fields)} server_args fields ({best} known to these releases)"
