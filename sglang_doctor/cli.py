@@ -153,6 +153,31 @@ def _expand(files: tuple[str, ...]) -> list[str]:
     return out
 
 
+def demo_logs() -> list[Path]:
+    from importlib import resources
+
+    return sorted(Path(str(resources.files("sglang_doctor") / "fixtures" / "demo")).glob("*.log"))
+
+
+@main.command()
+@click.argument("name", required=False)
+@common_options
+def demo(name: str | None, fmt: str, fail_on: str, rule_dirs: tuple[str, ...], command: str | None,
+         cmd_file: str | None, redact_hosts: bool, quiet: bool, color: bool | None) -> None:
+    """Diagnose a bundled example log (the Qwen3.6 dtype crash unless NAME picks another)."""
+    from .doctor import Options, diagnose
+
+    logs = demo_logs()
+    pick = [p for p in logs if name and name in p.name] if name else [p for p in logs if "dtype" in p.name]
+    if not pick:
+        _die(f"no demo log matches {name!r}; bundled: {', '.join(p.name for p in logs)}")
+    if fmt == "text":
+        click.echo(f"Diagnosing the bundled example {pick[0].name}:\n", err=True)
+    run = diagnose([str(pick[0])], _load_rules(rule_dirs), Options(command=command, redact_hosts=redact_hosts))
+    run.report.inputs[0].name = pick[0].name
+    _emit(run, fmt, fail_on, quiet, color)
+
+
 @main.command()
 @click.argument("text", nargs=-1)
 @common_options

@@ -203,14 +203,22 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
             text = expr.render(fix.text, names)
         except expr.MissingValue:
             text = fix.text
+    flag = fix.flag
+    if flag and "{" in flag:
+        try:
+            flag = expr.render(flag, names)
+        except expr.MissingValue:
+            return None
+        if not flag.startswith("-"):
+            return None
     frm: str | None = None
-    if fix.kind == "flag" and fix.flag:
-        cur = ctx.server_args.get(_field_of(fix.flag))
+    if fix.kind == "flag" and flag:
+        cur = ctx.server_args.get(_field_of(flag))
         if cur is not None and not isinstance(cur, (dict, list)):
             frm = str(cur)
     if value is not None and frm is not None and value == frm and fix.action in ("raise", "lower"):
         return None  # nothing to change
-    return FixOut(kind=fix.kind, flag=fix.flag, name=fix.name, action=fix.action,
+    return FixOut(kind=fix.kind, flag=flag, name=fix.name, action=fix.action,
                   value=value, text=text, **{"from": frm})
 
 

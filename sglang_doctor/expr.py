@@ -102,6 +102,9 @@ def compile_expr(source: str) -> ast.Expression:
             raise ExpressionError(f"{type(node).__name__} is not allowed in expression {source!r}")
         if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, str, bool, type(None))):
             raise ExpressionError(f"constant {node.value!r} is not allowed")
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") or \
+                isinstance(node, ast.Name) and node.id.startswith("__"):
+            raise ExpressionError(f"names starting with '_' are not allowed in {source!r}")
         if isinstance(node, ast.Attribute) and _dotted(node) is None:
             raise ExpressionError(f"attribute access is only allowed on fact names in {source!r}")
         if isinstance(node, ast.Call):

@@ -104,8 +104,9 @@ class Fix(_Strict):
 
     @model_validator(mode="after")
     def _shape(self) -> "Fix":
-        if self.kind in ("flag", "docker") and not (self.flag and self.flag.startswith("-")):
-            raise ValueError(f"a {self.kind} fix needs 'flag' starting with '-'")
+        if self.kind in ("flag", "docker") and not (self.flag and (self.flag.startswith("-") or self.flag.startswith("{"))):
+            # A template such as "{bad_flag}" names a flag captured from the log.
+            raise ValueError(f"a {self.kind} fix needs 'flag' starting with '-' (or a {{capture}} template)")
         if self.kind in ("env", "package", "system") and not self.name:
             raise ValueError(f"a {self.kind} fix needs 'name'")
         if self.kind == "system" and self.name not in SYSTEM_PARTS:

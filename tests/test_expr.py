@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import pytest
+
+from sglang_doctor.expr import ExpressionError, MissingValue, compile_expr, evaluate, render
+
+
+def ev(src, **names):
+    return evaluate(compile_expr(src), {k.replace("__", "."): v for k, v in names.items()})
+
+
+def test_arithmetic_and_functions():
+    assert ev("round_up(0.80 + 1.92 / 23.21, 0.01)") == 0.89
+    assert ev("min(a, 0.93)", a=0.97) == 0.93
+    assert ev("clamp(x, 0, 1)", x=3) == 1
+    assert ev("pow2_floor(48)") == 32
+
+
+def test_dotted_facts_and_coalesce():
+    assert ev("server_args.mem_fraction_static + 0.1", server_args__mem_fraction_static=0.8) == pytest.approx(0.9)
+    assert ev("coalesce(gpu.free_gb_before_load, 24)") == 24
+    with pytest.raises(MissingValue):
+        ev("unknown + 1")
+
+
+@pytest.mark.parametrize("src", [
+    "__import__('os')", "().__class__", "open('x')", "[x for x in y]", "a[0]", "lambda: 1",
+    "x.__class__.__mro__", "exec('1')", "(1).real",
+])
+def test_unsafe_expressions_are_refused(src):
+    with pytest.raises(ExpressionError):
+        compile_expr(src)
+
+
+def test_templates():
+    assert render("{a} → {b:.2f}", {"a": 0.8, "b": 0.8912}) == "0.8 → 0.89"
+    with pytest.raises(MissingValue):
+        render("{missing}", {})
