@@ -198,9 +198,20 @@ class Context:
                 self.set("sglang.version", guess[0], self.server_args_line, guess[1])
 
     def to_json(self) -> dict[str, Any]:
+        """Facts nested by their dotted names ({"gpu": {"name": …}}), with the line of each."""
         out: dict[str, Any] = {}
         for name, f in sorted(self.facts.items()):
-            out[name] = f.value
+            head, _, rest = name.partition(".")
+            if rest:
+                node = out.setdefault(head, {})
+                if isinstance(node, dict):
+                    node[rest] = f.value
+            else:
+                out[name] = f.value
+        out["lines"] = {name: f.line for name, f in sorted(self.facts.items()) if f.line is not None}
+        notes = {name: f.note for name, f in sorted(self.facts.items()) if f.note}
+        if notes:
+            out["notes"] = notes
         if self.server_args:
             out["server_args"] = self.server_args
         if self.command:

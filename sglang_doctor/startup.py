@@ -23,7 +23,8 @@ def startup_summary(ctx: Context) -> dict[str, Any] | None:
         "kv_tokens": g("kv.max_total_num_tokens") or g("kv.tokens"),
         "context_len": g("model.context_len"),
         "mamba_slots": g("mamba.max_cache_size"),
-        "cuda_graph": bool(g("cuda_graph.captured")) if g("cuda_graph.capture_started") or g("cuda_graph.captured") else False,
+        # captured (end line seen), started (begin only: cut log or crash), none (graphs off).
+        "cuda_graph": "captured" if g("cuda_graph.captured") else ("started" if g("cuda_graph.capture_started") else "none"),
         "decode_throughput": None,
         "token_usage_peak": g("decode.token_usage_peak"),
         "queue_peak": g("decode.queue_peak"),

@@ -77,7 +77,8 @@ def _startup(console: Console, s: dict[str, Any]) -> None:
         facts.append(kv)
     if s.get("mamba_slots") is not None:
         facts.append(f"mamba slots {s['mamba_slots']}")
-    facts.append("CUDA graphs captured" if s.get("cuda_graph") else "no CUDA graph capture seen")
+    facts.append({"captured": "CUDA graphs captured", "started": "CUDA graph capture started (no end line)"}
+                 .get(s.get("cuda_graph", ""), "no CUDA graph capture"))
     if s.get("time_to_ready_s") is not None:
         facts.append(f"ready in {s['time_to_ready_s']:.0f} s")
     console.print(Text("  " + "; ".join(facts)))
