@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import enum
 import shlex
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-try:
-    import sglang_doctor  # noqa: F401
-except ImportError:  # the package is not installed in the venv: import it from the tree
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sglang_doctor.command import (
     Arg,
