@@ -222,8 +222,9 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
                   value=value, text=text, **{"from": frm})
 
 
-def _names_for(rule: Rule, hit: Hit, ctx: Context) -> dict[str, Any]:
+def _names_for(rule: Rule, hit: Hit, ctx: Context, count: int = 1) -> dict[str, Any]:
     names: dict[str, Any] = ctx.names()
+    names["match_count"] = count  # how many records the rule matched in this input
     for k, v in hit.captures.items():
         num = _as_number(v)
         names[k] = num if num is not None and regex.fullmatch(r"-?\d+(?:\.\d+)?", v) else v
@@ -240,7 +241,7 @@ def _names_for(rule: Rule, hit: Hit, ctx: Context) -> dict[str, Any]:
 def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | None:
     rule = rh.rule
     hit = rh.hits[0]
-    names = _names_for(rule, hit, ctx)
+    names = _names_for(rule, hit, ctx, rh.count)
     if rule.conditions and not all(check(c, names) for c in rule.conditions):
         return None
     parts: list[str] = []
@@ -255,7 +256,7 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
     evidence = [Evidence(input=input_index, line=h.line, text=h.text) for h in rh.hits]
     return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=rule.title,
                    explanation=" ".join(p for p in parts if p), evidence=evidence,
-                   captures=dict(hit.captures), fixes=fixes,
+                   captures=dict(hit.captures), fixes=fixes, occurrences=rh.count,
                    docs=f"docs/rules/{rule.code}-{rule.id}.md")
 
 

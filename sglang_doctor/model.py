@@ -47,6 +47,7 @@ class Finding(_M):
     evidence: list[Evidence] = []
     captures: dict[str, str] = {}
     fixes: list[FixOut] = []
+    occurrences: int = 1  # records the rule matched (evidence keeps the first few)
     consequence_of: str | None = None  # rule id of the root cause this finding follows from
     docs: str | None = None  # relative path of the rule's docs page
 

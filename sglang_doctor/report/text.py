@@ -47,8 +47,9 @@ def _finding(console: Console, f: Finding, inputs: list[str], multi: bool) -> No
         if len(text) > MAX_EVIDENCE_CHARS:
             text = text[:MAX_EVIDENCE_CHARS] + "…"
         console.print(Text.assemble(("  " + loc, "dim"), (" │ ", "dim"), (text, "")))
-    if len(f.evidence) > MAX_EVIDENCE_SHOWN:
-        console.print(Text(f"  … and {len(f.evidence) - MAX_EVIDENCE_SHOWN} more lines", style="dim"))
+    more = max(f.occurrences, len(f.evidence)) - min(len(f.evidence), MAX_EVIDENCE_SHOWN)
+    if more > 0:
+        console.print(Text(f"  … and {more} more", style="dim"))
     if f.explanation:
         width = max(40, min(console.width, 110) - 2)
         console.print(Text(textwrap.fill(f.explanation, width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False)))
