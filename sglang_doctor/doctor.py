@@ -84,10 +84,29 @@ def _fill_context(run: Run, options: Options) -> None:
     if command:
         ctx["command"] = command
     run.report.context = ctx
+    _spell_flags(run.report.findings, version)
     from .startup import startup_summary
 
     run.report.startup = startup_summary(primary)
     run.report.corrected_command = corrected_command(command, run.report.findings, primary)
+
+
+def _spell_flags(findings: list[Finding], version: str | None) -> None:
+    """Name each flag fix the way the log's SGLang release spells it; drop flags it lacks."""
+    from .spelling import spell_for
+
+    if not version:
+        return
+    for f in findings:
+        kept = []
+        for fix in f.fixes:
+            if fix.kind == "flag" and fix.flag:
+                spelled = spell_for(fix.flag, version)
+                if spelled is None:
+                    continue
+                fix.flag = spelled
+            kept.append(fix)
+        f.fixes = kept
 
 
 def corrected_command(command: str | None, findings: list[Finding], ctx: Any) -> str | None:

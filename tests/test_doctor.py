@@ -1,0 +1,57 @@
+"""Whole-run behaviour: release-aware flags, version inference, root cause first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sglang_doctor.doctor import Options, diagnose
+
+PERF = Path(__file__).resolve().parent.parent / "sglang_doctor" / "rules" / "performance"
+
+
+def run_text(text: str, rules, **kw):
+    return diagnose(["x.log"], rules, Options(**kw), texts={"x.log": text}).report
+
+
+def test_flag_is_spelled_for_the_logs_release(rules):
+    log = (PERF / "decode-without-cuda-graph" / "fires-0.5.5-batch-above-captured.log").read_text()
+    old = run_text(log, rules)
+    fix = [f for f in old.findings if f.rule == "decode-without-cuda-graph"][0].fixes[0]
+    assert fix.flag == "--cuda-graph-max-bs"
+    new = run_text("# cmd: docker run --gpus all lmsysorg/sglang:v0.5.14 python3 -m sglang.launch_server --model-path m\n" + log, rules)
+    fix = [f for f in new.findings if f.rule == "decode-without-cuda-graph"][0].fixes[0]
+    assert fix.flag == "--cuda-graph-max-bs-decode"
+    assert "--cuda-graph-max-bs-decode 512" in (new.corrected_command or "")
+
+
+def test_version_inferred_from_server_args_fields(rules):
+    from sglang_doctor import flags
+
+    fields = ", ".join(f"{f.lstrip('-').replace('-', '_')}=None" for f in flags.flags_for("0.5.14"))
+    rep = run_text(f"[2026-01-01 00:00:00] server_args=ServerArgs({fields})\n", rules)
+    v = rep.context["sglang_version"]
+    assert "0.5.14" in v
+    assert "inferred" in rep.context["notes"]["sglang.version"]
+
+
+def test_consequences_follow_the_root_cause(rules, demo_dir):
+    text = (demo_dir / "qwen3.6-27b-mamba-mfs-0.80.log").read_text()
+    rep = run_text(text, rules)
+    assert rep.findings[0].rule == "hybrid-mamba-not-enough-gpu-memory"
+    for f in rep.findings[1:]:
+        assert f.severity != "error"
+
+
+def test_generic_oom_dropped_when_a_specific_error_explains_it(rules):
+    text = ("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.\n"
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n")
+    rep = run_text(text, rules)
+    assert [f.rule for f in rep.findings if f.severity == "error"] == ["kv-pool-not-enough-memory"]
+
+
+def test_corrected_command_from_option(rules, demo_dir):
+    text = (demo_dir / "qwen3.6-27b-awq-dtype-crash.log").read_text().split("\n", 1)[1]  # drop '# cmd:'
+    rep = run_text(text, rules, command="python3 -m sglang.launch_server --model-path /m --dtype half --api-key sk-secret123456789012")
+    assert rep.corrected_command is not None
+    assert "--dtype bfloat16" in rep.corrected_command and "half" not in rep.corrected_command
+    assert "sk-secret123456789012" not in rep.corrected_command

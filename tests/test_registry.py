@@ -1,0 +1,37 @@
+"""Every flag a rule's fix names exists in the SGLang releases the rule covers.
+
+Checked mechanically against the registry read off the release wheels
+(sglang_doctor/data/flags.json); a renamed flag counts when the fixer can spell it
+for that release.
+"""
+
+from __future__ import annotations
+
+from sglang_doctor import flags
+from sglang_doctor.spelling import spell
+
+
+def test_fix_flags_exist_in_every_release_of_the_rule(rules):
+    problems = []
+    for rule in rules:
+        releases = flags.releases()[-1:] if rule.versions.strip() == "*" else flags.releases_in_range(rule.versions)
+        if not releases:
+            problems.append(f"{rule.id}: versions {rule.versions!r} matches no known release")
+            continue
+        for fix in rule.fixes:
+            if fix.kind != "flag" or not fix.flag or "{" in fix.flag:
+                continue
+            missing = [r for r in releases if spell(fix.flag, r) is None]
+            if missing:
+                problems.append(f"{rule.id}: {fix.flag} not in {missing[0]}..{missing[-1]} ({len(missing)} releases)")
+    assert not problems, "\n".join(problems)
+
+
+def test_spelling_follows_renames():
+    assert spell("--cuda-graph-max-bs", "0.5.10") == "--cuda-graph-max-bs"
+    assert spell("--cuda-graph-max-bs", "0.5.14") == "--cuda-graph-max-bs-decode"
+    assert spell("--cuda-graph-max-bs", "0.5.23") == "--cuda-graph-max-bs-decode"
+    assert spell("--cuda-graph-max-bs-decode", "0.5.5") == "--cuda-graph-max-bs"
+    assert spell("--mem-fraction-static", "0.4.0") == "--mem-fraction-static"
+    assert spell("--mamba-full-memory-ratio", "0.4.6") is None
+    assert spell("--anything", None) == "--anything"
