@@ -82,6 +82,9 @@ class Context:
         self.token_usage_peak: float | None = None
         self.queue_peak: int | None = None
         self.timeline: list[tuple[str, str, int]] = []  # (phase, ts, line)
+        # Past the start of a long log, decode-batch statistics come from a sample of each
+        # block (sample_block) instead of every line.
+        self.sampling = False
 
     # -- setting facts ------------------------------------------------------------
     def set(self, name: str, value: Any, line: int | None, note: str | None = None,
@@ -118,7 +121,7 @@ class Context:
             if m:
                 self.set("exception.first", msg[:300], rec.start, overwrite=False)
         for literal, pattern, handler in _EXTRACTORS:
-            if literal in msg:
+            if literal in msg and not (self.sampling and handler is _decode):
                 m = pattern.search(msg)
                 if m:
                     handler(self, m, rec)
@@ -132,6 +135,14 @@ class Context:
                 m = pattern.search(text)
                 if m:
                     handler(self, m, rec)
+
+    def sample_block(self, raw: bytes) -> None:
+        """Decode statistics from the first bytes of a block (the sampled path)."""
+        if b"Decode batch" not in raw:
+            return
+        text = raw.decode("utf-8", errors="replace")
+        for m in _DECODE_RX.finditer(text):
+            _decode(self, m, None)
 
     def add_throughput(self, value: float) -> None:
         # Bounded reservoir: keep every k-th sample, doubling k when full, so a week of
@@ -340,17 +351,26 @@ def _ready(ctx: Context, m: regex.Match[str], rec: Record) -> None:
     ctx.mark("ready", rec)
 
 
-@extractor("Decode batch", r"Decode batch.*?#running-req: (?P<run>\d+).*?token usage: (?P<usage>[0-9.]+).*?(?:cuda graph: (?P<graph>True|False), )?gen throughput \(token/s\): (?P<tp>[0-9.]+)(?:, #queue-req: (?P<q>\d+))?")
-def _decode(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+@extractor("Decode batch", r"Decode batch[^\n]*?#running-req: (?P<run>\d+).*?token usage: (?P<usage>[0-9.]+).*?(?:cuda graph: (?P<graph>True|False), )?gen throughput \(token/s\): (?P<tp>[0-9.]+)(?:, #queue-req: (?P<q>\d+))?")
+def _decode(ctx: Context, m: regex.Match[str], rec: Record | None) -> None:
     ctx.add_throughput(float(m["tp"]))
     usage = float(m["usage"])
     ctx.token_usage_peak = max(ctx.token_usage_peak or 0.0, usage)
     if m["q"]:
         ctx.queue_peak = max(ctx.queue_peak or 0, int(m["q"]))
+    line = rec.start if rec is not None else None
     if m["graph"] == "False":
-        ctx.set("decode.cuda_graph_false_line", rec.start, rec.start, overwrite=False)
+        ctx.set("decode.cuda_graph_false_seen", True, line, overwrite=False)
     elif m["graph"] == "True":
-        ctx.set("decode.cuda_graph_true", True, rec.start, overwrite=False)
+        ctx.set("decode.cuda_graph_true_seen", True, line, overwrite=False)
+
+
+_DECODE_RX = next(p for lit, p, h in _EXTRACTORS if h is _decode)
+
+
+def scan_patterns() -> list[str]:
+    """Regexes of the extractors that must see their lines (the decode stats are sampled)."""
+    return [p.pattern for lit, p, h in _EXTRACTORS if h is not _decode]
 
 
 @extractor("Init torch distributed begin", r"Init torch distributed begin")

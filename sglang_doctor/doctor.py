@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .engine import InputResult, Matcher, analyze_lines
+import io
+
+from .engine import InputResult, Matcher, analyze_chunks
 from .model import Finding, InputInfo, Report
-from .reader import InputError, Line, iter_lines, iter_lines_from_text
+from .reader import InputError, iter_chunks, open_input
 from .redact import redact
 from .rules import Rule
 
@@ -16,6 +18,8 @@ from .rules import Rule
 class Options:
     command: str | None = None  # the launch command, when the user gave it
     redact_hosts: bool = False
+    fast: bool = True  # stage-one scanner for long logs (False: every line the slow way)
+    trace: Any = None  # --why: observer of the matcher, told of each input (see why.py)
 
 
 @dataclass
@@ -26,19 +30,34 @@ class Run:
     results: list[InputResult] = field(default_factory=list)
 
 
-class _Counter:
-    """Counts lines and bytes of an input as it streams by."""
+class _ScannerCache:
+    """Builds the stage-one scanner once per run, only when a log is long enough to need it."""
 
-    def __init__(self, lines: Iterable[Line]) -> None:
-        self._lines = lines
-        self.lines = 0
-        self.bytes = 0
+    def __init__(self, rules: list[Rule], enabled: bool) -> None:
+        self.rules = rules
+        self.enabled = enabled
+        self._scanner: Any = None
+        self._failed = False
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        for ln in self._lines:
-            self.lines = ln.number
-            self.bytes += len(ln.text) + 1
-            yield ln
+    def __call__(self) -> Any:
+        if not self.enabled or self._failed:
+            return None
+        if self._scanner is None:
+            from .scan import hyperscan_available
+
+            if not hyperscan_available():
+                self._failed = True
+                return None
+            from .context import scan_patterns
+            from .scan import MARKERS, Scanner
+
+            patterns = [p.regex for r in self.rules for p in r.match.any] + scan_patterns() + MARKERS
+            try:
+                self._scanner = Scanner(patterns)
+            except Exception:  # a broken engine must not break the diagnosis: go the slow way
+                self._failed = True
+                return None
+        return self._scanner
 
 
 def diagnose(names: list[str], rules: list[Rule], options: Options | None = None,
@@ -46,19 +65,29 @@ def diagnose(names: list[str], rules: list[Rule], options: Options | None = None
     """Analyze each input (a path, '-' for stdin, or a name whose text is in `texts`)."""
     options = options or Options()
     matcher = Matcher(rules)
+    matcher.trace = options.trace
+    scanner = _ScannerCache(rules, options.fast)
     run = Run(Report())
     for index, name in enumerate(names):
         info = InputInfo(name="<stdin>" if name == "-" else name)
+        if options.trace is not None:
+            options.trace.start(index, info.name)
         try:
-            source = iter_lines_from_text(texts[name]) if texts and name in texts else iter_lines(name)
-            counter = _Counter(source)
-            result = analyze_lines(counter, matcher, index)
+            if texts and name in texts:
+                stream: Any = io.BytesIO(texts[name].encode("utf-8", errors="replace"))
+            else:
+                stream = open_input(name)
+            try:
+                result = analyze_chunks(iter_chunks(stream), matcher, index, scanner)
+            finally:
+                if name != "-":
+                    stream.close()
         except InputError as e:
             info.error = str(e)
             run.errors.append(str(e) if name in str(e) else f"{name}: {e}")
             run.report.inputs.append(info)
             continue
-        info.lines, info.bytes = counter.lines, counter.bytes
+        info.lines, info.bytes = result.lines, result.bytes
         run.report.inputs.append(info)
         run.results.append(result)
         run.report.findings.extend(result.findings)

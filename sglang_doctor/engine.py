@@ -10,15 +10,15 @@ the log said.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import regex
 
 from . import expr
 from .context import Context
 from .model import Evidence, Finding, FixOut
-from .records import Record, segment
-from .reader import Line
+from .records import Record, Segmenter
+from .reader import Line, decode_line, lines_of_chunk
 from .rules import SEVERITY_RANK, Condition, Fix, Pattern, Rule
 
 MAX_EVIDENCE = 5
@@ -59,6 +59,8 @@ class Matcher:
         self.gate = regex.compile("|".join(regex.escape(x) for x in literals)) if literals else None
         self.literals = literals
         self.warnings: list[str] = []
+        # Optional observer (--why, see why.py): told of every prefilter candidate and match.
+        self.trace: Any = None
 
     def candidates(self, text: str) -> list[Rule]:
         out = list(self.always)
@@ -104,7 +106,10 @@ def _evidence_line(rec: Record, target: str, m: regex.Match[str]) -> tuple[int, 
 
 
 def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits]) -> None:
+    trace = matcher.trace
     for rule in matcher.candidates(rec.text):
+        if trace is not None:
+            trace.candidate(rule)
         for p in rule.match.any:
             m, target = _search(p, rec, matcher, rule)
             if m is None:
@@ -115,6 +120,8 @@ def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits]) -> No
             if rh is None:
                 rh = hits[rule.id] = RuleHits(rule)
             rh.count += 1
+            if trace is not None:
+                trace.matched(rh)
             if len(rh.hits) < MAX_EVIDENCE:
                 line, text = _evidence_line(rec, target, m)
                 caps = {k: v for k, v in m.groupdict().items() if v is not None}
@@ -288,21 +295,96 @@ class InputResult:
     context: Context
     lines: int
     warnings: list[str]
+    bytes: int = 0
+    slow_lines: int = 0  # lines that went through the full per-line path
+
+
+# The start of a log (launch, server_args, weights, pools) is always read line by line;
+# after that, blocks go through the scanner and only its hit lines are decoded.
+WARMUP_LINES = 2000
+DECODE_SAMPLE_BYTES = 64 * 1024
+
+
+class _Analysis:
+    def __init__(self, matcher: Matcher) -> None:
+        self.matcher = matcher
+        self.ctx = Context()
+        self.hits: dict[str, RuleHits] = {}
+        self.seg = Segmenter()
+        self.slow = 0
+
+    def feed(self, line: Line) -> None:
+        self.slow += 1
+        for rec in self.seg.feed(line):
+            self.ctx.observe(rec)
+            match_record(rec, self.matcher, self.hits)
+
+    def finish(self) -> None:
+        for rec in self.seg.finish():
+            self.ctx.observe(rec)
+            match_record(rec, self.matcher, self.hits)
+        self.ctx.finish()
+
+    def feed_hits(self, first: int, block: bytes, starts: list[int]) -> None:
+        """Feed the hit lines of a block, plus every line while a traceback is open."""
+        targets = iter(starts)
+        pos, number, end = 0, first, len(block)
+        while pos < end:
+            if self.seg.idle:
+                nxt = next(targets, None)
+                if nxt is None:
+                    return
+                if nxt < pos:
+                    continue
+                number += block.count(b"\n", pos, nxt)
+                pos = nxt
+            nl = block.find(b"\n", pos)
+            self.feed(Line(number, decode_line(block[pos:nl])))
+            number += 1
+            pos = nl + 1
+
+
+def analyze_chunks(chunks: Iterable[tuple[int, bytes]], matcher: Matcher, input_index: int = 0,
+                   scanner_factory: Callable[[], Any] | None = None) -> InputResult:
+    """One input, block by block; `scanner_factory` gives the stage-one scanner (or None)."""
+    a = _Analysis(matcher)
+    scanner: Any = None
+    lines = size = 0
+    for first, block in chunks:
+        size += len(block)
+        lines = first + block.count(b"\n") - 1
+        if first <= WARMUP_LINES or scanner_factory is None:
+            for line in lines_of_chunk(first, block):
+                a.feed(line)
+            continue
+        if scanner is None:
+            scanner = scanner_factory()
+            if scanner is None:
+                scanner_factory = None
+                for line in lines_of_chunk(first, block):
+                    a.feed(line)
+                continue
+        a.ctx.sampling = True
+        a.ctx.sample_block(block[:DECODE_SAMPLE_BYTES])
+        starts = scanner.hit_lines(block)
+        if starts or not a.seg.idle:
+            a.feed_hits(first, block, starts)
+    a.finish()
+    pairs: list[tuple[Rule, Finding]] = []
+    for rh in a.hits.values():
+        f = build_finding(rh, a.ctx, input_index)
+        if f is not None:
+            pairs.append((rh.rule, f))
+    return InputResult(rank_findings(pairs), a.ctx, lines, list(matcher.warnings), size, a.slow)
 
 
 def analyze_lines(lines: Iterable[Line], matcher: Matcher, input_index: int = 0) -> InputResult:
-    ctx = Context()
-    hits: dict[str, RuleHits] = {}
-    count = 0
-    for rec in segment(lines):
-        ctx.observe(rec)
-        match_record(rec, matcher, hits)
-        count = rec.end
-    ctx.finish()
-    pairs: list[tuple[Rule, Finding]] = []
-    for rh in hits.values():
-        f = build_finding(rh, ctx, input_index)
-        if f is not None:
-            pairs.append((rh.rule, f))
-    return InputResult(rank_findings(pairs), ctx, count, list(matcher.warnings))
-
+    """The plain path over already-decoded lines (used by tests and pasted text)."""
+    a = _Analysis(matcher)
+    last = 0
+    for line in lines:
+        a.feed(line)
+        last = line.number
+    a.finish()
+    pairs = [(rh.rule, f) for rh in a.hits.values() if (f := build_finding(rh, a.ctx, input_index)) is not None]
+    return InputResult(rank_findings(pairs), a.ctx, last, list(matcher.warnings), 0, a.slow)

@@ -9,7 +9,6 @@ original input, 1-based.
 
 from __future__ import annotations
 
-import codecs
 import gzip
 import io
 import sys
@@ -86,33 +85,68 @@ def _open_binary(path: str) -> BinaryIO:
     return fh
 
 
-def iter_lines_from_binary(stream: BinaryIO) -> Iterator[Line]:
-    """Decode a byte stream chunk by chunk into cleaned, numbered lines."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    pending = ""
-    number = 0
+def iter_chunks(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """Blocks of whole lines: (number of the first line, bytes ending with a newline).
+
+    Memory stays bounded: a line longer than MAX_LINE_CHARS bytes is cut, the rest of it
+    skipped up to its newline.
+    """
+    carry = b""
+    number = 1
+    skipping = False  # inside the tail of a giant line that was already emitted
     while True:
         try:
-            chunk = stream.read(CHUNK_SIZE)
+            data = stream.read(CHUNK_SIZE)
         except (OSError, EOFError) as e:  # truncated gzip, I/O errors mid-stream
             raise InputError(f"read error: {e}") from None
-        final = not chunk
-        text = decoder.decode(chunk or b"", final=final)
-        if text:
-            pending += text
-            lines = pending.split("\n")
-            pending = lines.pop()
-            for raw in lines:
-                number += 1
-                yield Line(number, clean(raw[:MAX_LINE_CHARS]))
-            if len(pending) > MAX_LINE_CHARS:
-                # Keep the head of a giant line, drop the rest until its newline arrives.
-                pending = pending[:MAX_LINE_CHARS]
-        if final:
+        if not data:
             break
-    if pending:
-        number += 1
-        yield Line(number, clean(pending))
+        if skipping:
+            nl = data.find(b"\n")
+            if nl < 0:
+                continue
+            data = data[nl + 1:]
+            skipping = False
+        buf = carry + data if carry else data
+        nl = buf.rfind(b"\n")
+        if nl < 0:
+            if len(buf) > MAX_LINE_CHARS:
+                yield number, buf[:MAX_LINE_CHARS] + b"\n"
+                number += 1
+                carry = b""
+                skipping = True
+            else:
+                carry = buf
+            continue
+        chunk, carry = buf[:nl + 1], buf[nl + 1:]
+        yield number, chunk
+        number += chunk.count(b"\n")
+    if carry:
+        yield number, carry + b"\n"
+
+
+def decode_line(raw: bytes) -> str:
+    if len(raw) > MAX_LINE_CHARS:
+        raw = raw[:MAX_LINE_CHARS]
+    return clean(raw.decode("utf-8", errors="replace"))
+
+
+def lines_of_chunk(first: int, chunk: bytes) -> Iterator[Line]:
+    text = chunk.decode("utf-8", errors="replace")
+    parts = text.split("\n")
+    parts.pop()  # the chunk ends with a newline
+    for i, raw in enumerate(parts):
+        yield Line(first + i, clean(raw[:MAX_LINE_CHARS]))
+
+
+def iter_lines_from_binary(stream: BinaryIO) -> Iterator[Line]:
+    """Decode a byte stream chunk by chunk into cleaned, numbered lines."""
+    for first, chunk in iter_chunks(stream):
+        yield from lines_of_chunk(first, chunk)
+
+
+def open_input(path: str) -> BinaryIO:
+    return _open_binary(path)
 
 
 def iter_lines(path: str) -> Iterator[Line]:

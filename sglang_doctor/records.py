@@ -94,39 +94,49 @@ class _Traceback:
         self.state = state
 
 
-def segment(lines: Iterable[Line]) -> Iterator[Record]:
-    """Group cleaned lines into records."""
-    open_tb: _Traceback | None = None
+class Segmenter:
+    """Streaming segmenter: feed lines one at a time, get the records they complete."""
 
-    def close() -> Record:
-        nonlocal open_tb
-        assert open_tb is not None
-        rec = open_tb.record
+    def __init__(self) -> None:
+        self._open: _Traceback | None = None
+
+    @property
+    def idle(self) -> bool:
+        """No traceback is open: the next line cannot continue an earlier record."""
+        return self._open is None
+
+    def _close(self) -> Record:
+        assert self._open is not None
+        rec = self._open.record
         if not rec.exceptions:
             rec.truncated = True
-        open_tb = None
+        self._open = None
         return rec
 
-    for line in lines:
+    def finish(self) -> list[Record]:
+        return [self._close()] if self._open is not None else []
+
+    def feed(self, line: Line) -> list[Record]:
+        out: list[Record] = []
         text = line.text
         header = parse_header(text)
         body = header.message if header else text
 
-        if open_tb is not None:
-            tb = open_tb
+        if self._open is not None:
+            tb = self._open
             rec = tb.record
             if header is not None:
                 if _TRACEBACK_START in body:
-                    yield close()
+                    out.append(self._close())
                 elif header.rank and rec.rank and header.rank != rec.rank:
                     # Another rank's line interleaved into this traceback: emit it on its
                     # own and keep collecting.
-                    yield Record("line", [line], header.ts, header.rank, body)
-                    continue
+                    out.append(Record("line", [line], header.ts, header.rank, body))
+                    return out
                 else:
-                    yield close()
+                    out.append(self._close())
             elif len(rec.lines) >= MAX_RECORD_LINES:
-                yield close()
+                out.append(self._close())
             else:
                 stripped = text.strip()
                 if tb.state == "chain":
@@ -134,64 +144,70 @@ def segment(lines: Iterable[Line]) -> Iterator[Record]:
                         rec.lines.append(line)
                         if stripped:
                             tb.state = "frames"
-                        continue
-                    yield close()
+                        return out
+                    out.append(self._close())
                 elif stripped in _CHAIN_MARKERS:
                     rec.lines.append(line)
                     tb.state = "chain"
-                    continue
+                    return out
                 elif tb.state == "frames":
                     if not stripped:
                         # A blank line inside frames (pasted logs) - keep going.
                         rec.lines.append(line)
-                        continue
+                        return out
                     if _FRAME.match(text):
                         rec.frames.append(stripped)
                         rec.lines.append(line)
-                        continue
+                        return out
                     if text[:1].isspace() or stripped in ("...", "…") or stripped.startswith(("^", "~")):
                         rec.lines.append(line)  # source line of a frame, caret markers
-                        continue
+                        return out
                     if _TRACEBACK_START in stripped:
                         rec.lines.append(line)
-                        continue
+                        return out
                     # First unindented line after the frames: the exception line.
                     rec.exceptions.append(stripped)
                     rec.lines.append(line)
                     tb.state = "exc"
-                    continue
+                    return out
                 elif tb.state == "exc":  # continuation lines of the exception message
                     if not stripped:
                         tb.state = "after"
                         rec.lines.append(line)
-                        continue
+                        return out
                     if _TRACEBACK_START in stripped or _FRAME.match(text):
-                        yield close()
+                        out.append(self._close())
                     else:
                         rec.lines.append(line)
                         rec.exceptions[-1] += "\n" + stripped
-                        continue
+                        return out
                 else:  # after: a blank line followed the exception; only a chain marker continues
                     if not stripped:
                         rec.lines.append(line)
-                        continue
-                    yield close()
+                        return out
+                    out.append(self._close())
 
         # Not inside a traceback (or the traceback just closed).
         if _TRACEBACK_START in body:
             rec = Record("traceback", [line], header.ts if header else None,
                          header.rank if header else "", body)
-            open_tb = _Traceback(rec, "frames")
-            continue
+            self._open = _Traceback(rec, "frames")
+            return out
         if header is None and _FRAME.match(text):
             # A traceback pasted without its first line.
             rec = Record("traceback", [line], None, "", text.strip(), frames=[text.strip()])
-            open_tb = _Traceback(rec, "frames")
-            continue
+            self._open = _Traceback(rec, "frames")
+            return out
         if header is not None:
-            yield Record("line", [line], header.ts, header.rank, body)
+            out.append(Record("line", [line], header.ts, header.rank, body))
         else:
-            yield Record("line", [line], None, "", text)
+            out.append(Record("line", [line], None, "", text))
+        return out
 
-    if open_tb is not None:
-        yield close()
+
+def segment(lines: Iterable[Line]) -> Iterator[Record]:
+    """Group cleaned lines into records."""
+    seg = Segmenter()
+    for line in lines:
+        yield from seg.feed(line)
+    yield from seg.finish()

@@ -1,0 +1,151 @@
+"""Stage one of matching: find the few lines of a block that anything could care about.
+
+A compiled multi-pattern engine (Hyperscan, when the `hyperscan` wheel imports) runs every
+rule's full regex, every context extractor's regex and the traceback markers over a whole
+block of raw bytes at once and reports where they match. Lines with no match are never
+decoded. Patterns Hyperscan cannot take (anchors, which mean something else once the log
+header is stripped, or syntax it rejects) are replaced by their required literal; a
+pattern with neither runs as a Python regex over the decoded block.
+
+Without Hyperscan the analysis is still complete: every line goes the slow way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+try:  # optional compiled engine; everything works (slower) without it
+    import hyperscan as _hs
+except Exception:  # pragma: no cover - depends on the platform's wheel
+    _hs = None
+
+# Lines that open or belong to a traceback: segmentation needs them.
+MARKERS = [r"Traceback \(most recent call last\):", r'File "[^"\n]*", line \d+',
+           r"[A-Za-z_][\w.]*(?:Error|Exception)(?::|\()"]
+
+
+def has_anchor(pattern: str) -> bool:
+    """^, $, \\A, \\Z or a lookaround outside a character class.
+
+    Anchors mean something else on raw log lines (header and container prefixes still
+    attached) than on a record's text, and Hyperscan has no lookarounds.
+    """
+    i, n, in_class = 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            if not in_class and pattern[i + 1:i + 2] in ("A", "Z", "z"):
+                return True
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+        elif c == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "^":
+                i += 1
+            if pattern[i + 1:i + 2] == "]":
+                i += 1
+        elif c in "^$":
+            return True
+        elif pattern.startswith(("(?=", "(?!", "(?<=", "(?<!"), i):
+            return True
+        i += 1
+    return False
+
+
+def hyperscan_available() -> bool:
+    return _hs is not None
+
+
+@dataclass
+class ScanPlan:
+    """What stage one searches for, and how."""
+
+    hs_patterns: list[str] = field(default_factory=list)  # handed to Hyperscan
+    python_patterns: list[str] = field(default_factory=list)  # no literal, Hyperscan refused
+    refused: list[str] = field(default_factory=list)  # patterns Hyperscan could not compile (as given)
+
+
+def _literal_pattern(pattern: str) -> str | None:
+    from .rules import required_literal
+
+    lit = required_literal(pattern)
+    return regex.escape(lit) if lit else None
+
+
+class Scanner:
+    """Finds the start offsets of the lines in a block that some pattern matches."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        if _hs is None:
+            raise RuntimeError("hyperscan is not available")
+        self.plan = ScanPlan()
+        candidates: list[str] = []
+        for p in dict.fromkeys(patterns):
+            if has_anchor(p):
+                lit = _literal_pattern(p)
+                if lit is None:
+                    self.plan.python_patterns.append(p)
+                else:
+                    candidates.append(lit)
+            else:
+                candidates.append(p)
+        usable: list[str] = []
+        for p in candidates:
+            if self._compiles(p):
+                usable.append(p)
+                continue
+            self.plan.refused.append(p)
+            lit = _literal_pattern(p)
+            if lit is not None and self._compiles(lit):
+                usable.append(lit)
+            else:
+                self.plan.python_patterns.append(p)
+        self.plan.hs_patterns = usable
+        self._db = self._build(usable) if usable else None
+        self._python = [regex.compile(p, regex.MULTILINE) for p in self.plan.python_patterns]
+
+    @staticmethod
+    def _flags() -> int:
+        return _hs.HS_FLAG_MULTILINE | _hs.HS_FLAG_ALLOWEMPTY  # type: ignore[union-attr]
+
+    def _compiles(self, pattern: str) -> bool:
+        try:
+            self._build([pattern])
+            return True
+        except Exception:
+            return False
+
+    def _build(self, patterns: list[str]) -> Any:
+        db = _hs.Database()  # type: ignore[union-attr]
+        db.compile(expressions=[p.encode("utf-8") for p in patterns], ids=list(range(len(patterns))),
+                   elements=len(patterns), flags=[self._flags()] * len(patterns))
+        return db
+
+    def hit_lines(self, block: bytes) -> list[int]:
+        """Sorted start offsets of the lines that hold a match end."""
+        ends: list[int] = []
+        if self._db is not None:
+            def on_match(_id: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
+                ends.append(to)
+
+            self._db.scan(block, match_event_handler=on_match)
+        if self._python:
+            text = block.decode("utf-8", errors="replace")
+            for rx in self._python:
+                for m in rx.finditer(text):
+                    # Map a text offset back to a byte offset (exact for ASCII prefixes).
+                    ends.append(len(text[:m.end()].encode("utf-8", errors="replace")))
+        if not ends:
+            return []
+        starts = set()
+        for e in ends:
+            # A match may end right after a newline (patterns with \s*): its line is the one before.
+            pos = max(0, e - 1)
+            starts.add(block.rfind(b"\n", 0, pos) + 1 if pos > 0 else 0)
+        return sorted(starts)
