@@ -1,0 +1,62 @@
+"""Stage one never drops a line that stage two would match, and the fast path equals the slow one."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sglang_doctor import scan
+from sglang_doctor.doctor import Options, diagnose
+from sglang_doctor.records import parse_header
+
+pytestmark = pytest.mark.skipif(not scan.hyperscan_available(), reason="hyperscan wheel not importable")
+
+WORDS = ["Not enough", "memory", "CUDA", "error", "graph", "TP0", "NCCL", "rank", "failed", "0.88", "=", ":", "(", ")"]
+atom = st.one_of(
+    st.sampled_from([regex.escape(w) for w in WORDS]),
+    st.sampled_from([r"\d+", r"[0-9.]+", r"\w+", r"[^\n]*?", r"\s*", r".*?", r"(?:CUDA|NCCL)", r"(?P<n>\d+)"]),
+)
+patterns = st.lists(atom, min_size=1, max_size=5).map("".join)
+lines = st.lists(st.sampled_from(WORDS + [" ", "12", "3.5", "x", "ÿ"]), min_size=0, max_size=12).map("".join)
+headers = st.sampled_from(["", "[2025-01-01 10:00:00] ", "[2025-01-01 10:00:00 DP1 TP3] ",
+                           "2025-01-01T10:00:00.123456789Z [2025-01-01 10:00:00 TP0] "])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pats=st.lists(patterns, min_size=1, max_size=6), body=st.lists(st.tuples(headers, lines), min_size=1, max_size=30))
+def test_scanner_finds_every_line_a_full_regex_matches(pats, body):
+    from sglang_doctor.reader import clean
+
+    compiled = [regex.compile(p) for p in pats]
+    sc = scan.Scanner(pats)
+    raw_lines = [h + b for h, b in body]
+    block = ("\n".join(raw_lines) + "\n").encode("utf-8")
+    starts = set(sc.hit_lines(block))
+    offset = 0
+    for raw in raw_lines:
+        text = clean(raw)
+        h = parse_header(text)
+        msg = h.message if h else text
+        if any(rx.search(msg) for rx in compiled):
+            assert offset in starts, (pats, raw)
+        offset += len(raw.encode("utf-8")) + 1
+
+
+def test_fast_path_equals_slow_path(tmp_path, rules):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from genlog import write_log
+
+    big = tmp_path / "big.log"
+    write_log(big, 3_000_000)
+    fast = diagnose([str(big)], rules, Options(fast=True))
+    slow = diagnose([str(big)], rules, Options(fast=False))
+    key = lambda run: [(f.rule, f.severity, [(e.line, e.text) for e in f.evidence], f.occurrences)
+                       for f in run.report.findings]
+    assert key(fast) == key(slow)
+    assert fast.results[0].slow_lines < slow.results[0].slow_lines / 2  # only the first block and the hits
+    assert fast.report.findings[0].rule == "index-put-dtype-mismatch"
