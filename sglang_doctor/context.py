@@ -9,7 +9,7 @@ keeps the input line it came from. Parsing lives here; judging lives in the rule
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 
@@ -75,6 +75,7 @@ class Context:
         self.server_args: dict[str, Any] = {}
         self.server_args_line: int | None = None
         self.command: str | None = None
+        self.command_line: int | None = None  # the `# cmd:` line it came from
         self.first_ts: str | None = None
         self.throughput: list[float] = []  # decode gen throughput samples, decimated when full
         self._tp_stride = 1
@@ -269,6 +270,7 @@ def _cmd(ctx: Context, m: regex.Match[str], rec: Record) -> None:
     # Threads often show `docker run …` and the launch on two `# cmd:` lines: join them.
     if ctx.command is None:
         ctx.command = cmd
+        ctx.command_line = rec.start
     elif not _launches(ctx.command):
         ctx.command = ctx.command + " " + cmd
 

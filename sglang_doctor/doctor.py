@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import io
 
@@ -78,7 +78,7 @@ def diagnose(names: list[str], rules: list[Rule], options: Options | None = None
             else:
                 stream = open_input(name)
             try:
-                result = analyze_chunks(iter_chunks(stream), matcher, index, scanner)
+                result = analyze_chunks(iter_chunks(stream), matcher, index, scanner, options.command)
             finally:
                 if name != "-":
                     stream.close()

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Literal, Union
 
 import regex
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from . import expr
@@ -62,8 +61,21 @@ class Pattern(_Strict):
 
 
 class Match(_Strict):
-    any: list[Pattern] = Field(min_length=1)  # the rule matches a record when one of these does
+    any: list[Pattern] = []  # the rule matches a record when one of these does
     require: list[Pattern] = []  # ... and all of these match the same record too
+    # Or a built-in check over facts (see checks.py), for what no log line states, such as
+    # a launch flag the detected SGLang release does not have.
+    check: str | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> "Match":
+        from .checks import CHECKS
+
+        if bool(self.any) == bool(self.check):
+            raise ValueError("match needs either 'any' (patterns) or 'check' (a built-in check)")
+        if self.check and self.check not in CHECKS:
+            raise ValueError(f"unknown check {self.check!r}; known: {', '.join(sorted(CHECKS))}")
+        return self
 
 
 class Condition(_Strict):
@@ -188,6 +200,8 @@ class Rule(_Strict):
         None means the rule cannot be prefiltered (some pattern has no required literal);
         such rules run on every record.
         """
+        if self.match.check:
+            return []  # never matches records; the check runs once per input
         out: list[str] = []
         for p in self.match.any:
             lit = required_literal(p.regex)

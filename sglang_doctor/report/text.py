@@ -9,10 +9,10 @@ import textwrap
 from typing import Any, TextIO
 
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
 from ..model import Finding, Report
+from .common import summary_line
 from .fixes import describe_fix
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
@@ -104,8 +104,8 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
         console.print(Text("corrected command:", style="bold green"))
         console.print(Text("  " + report.corrected_command))
         console.print()
-    s = report.summary
     if not report.findings:
-        console.print(Text(f"✓ no known problem found in {', '.join(names) or 'the input'}", style="green"))
+        hidden = f" ({report.suppressed} suppressed)" if report.suppressed else ""
+        console.print(Text(f"✓ no known problem found in {', '.join(names) or 'the input'}{hidden}", style="green"))
     else:
-        console.print(Text(f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info", style="bold"))
+        console.print(Text(summary_line(report), style="bold"))
