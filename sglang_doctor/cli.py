@@ -7,12 +7,15 @@ it, 2 usage, input or rule-file error (always a one-line message, never a traceb
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
 from . import __version__
+from .report import FORMATS
+from .suppress import DEFAULT_BASELINE
 
 FAIL_LEVELS = {"error": 0, "warning": 1, "info": 2}
 
@@ -26,12 +29,14 @@ class _DefaultToCheck(click.Group):
     """`sglang-doctor x.log` means `sglang-doctor check x.log`."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        # While completing (resilient parsing) an empty command line offers the subcommands.
+        if (not args and not ctx.resilient_parsing) or (
+                args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
 
-def _load_rules(extra: tuple[str, ...]) -> list[Any]:
+def _load_rules(extra: tuple[str, ...] | list[str]) -> list[Any]:
     from .rules import RuleLoadError, load_rules
 
     try:
@@ -44,7 +49,7 @@ def _exit_code(summary: dict[str, int], fail_on: str) -> int:
     if fail_on == "never":
         return 0
     limit = FAIL_LEVELS[fail_on]
-    return 1 if any(n and FAIL_LEVELS[sev] <= limit for sev, n in summary.items()) else 0
+    return 1 if any(n and FAIL_LEVELS.get(sev, 99) <= limit for sev, n in summary.items()) else 0
 
 
 def _read_cmd_file(path: str) -> str:
@@ -60,22 +65,6 @@ def _read_cmd_file(path: str) -> str:
     return cmd
 
 
-def _emit(run: Any, fmt: str, fail_on: str, quiet: bool, color: bool | None) -> NoReturn:
-    from .report import write_report
-
-    for w in run.warnings:
-        click.echo(f"sglang-doctor: warning: {w}", err=True)
-    for e in run.errors:
-        click.echo(f"sglang-doctor: {e}", err=True)
-    try:
-        write_report(run.report, fmt, sys.stdout, quiet=quiet, color=color)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _quiet_broken_pipe()
-    code = _exit_code(run.report.summary, fail_on)
-    sys.exit(2 if run.errors and code == 0 else code)
-
-
 def _quiet_broken_pipe() -> NoReturn:
     # `sglang-doctor big.log | head -1`: the reader went away; exit without a traceback.
     import os
@@ -86,7 +75,7 @@ def _quiet_broken_pipe() -> NoReturn:
 
 
 _common = [
-    click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text", show_default=True,
                  help="Output format."),
     click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error",
                  show_default=True, help="Exit 1 when a finding has at least this severity."),
@@ -99,6 +88,19 @@ _common = [
     click.option("--redact-hosts", is_flag=True, help="Also mask IP addresses and host names."),
     click.option("-q", "--quiet", is_flag=True, help="Only errors and warnings; no startup summary."),
     click.option("--color/--no-color", default=None, help="Force colour on or off (default: auto, NO_COLOR)."),
+    click.option("--config", "config", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+                 help="Read settings from FILE (default: the nearest .sglang-doctor.yaml or pyproject.toml "
+                      "[tool.sglang-doctor] from the current directory up)."),
+    click.option("--baseline", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+                 help=f"Hide the findings listed in FILE (default: {DEFAULT_BASELINE} in the current "
+                      "directory, when it exists)."),
+    click.option("--no-baseline", is_flag=True, help=f"Do not read {DEFAULT_BASELINE} from the current directory."),
+    click.option("--write-baseline", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+                 help="Write the current findings to FILE as a baseline (keeps reasons and expiry dates "
+                      "already there), then report with it applied."),
+    click.option("--why", is_flag=True,
+                 help="Explain every rule on every input: prefilter, matches, conditions (stderr, or "
+                      "stdout after a text report)."),
 ]
 
 
@@ -106,6 +108,138 @@ def common_options(fn: Any) -> Any:
     for opt in reversed(_common):
         fn = opt(fn)
     return fn
+
+
+@dataclass
+class _Settings:
+    """The command line merged with the config file (the command line wins)."""
+
+    fmt: str
+    fail_on: str
+    rule_dirs: tuple[str, ...]
+    command: str | None
+    cmd_file: str | None
+    redact_hosts: bool
+    quiet: bool
+    color: bool | None
+    config: str | None
+    baseline: str | None
+    no_baseline: bool
+    write_baseline: str | None
+    why: bool
+    rules: list[Any] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)
+
+
+def _settings(opts: dict[str, Any]) -> _Settings:
+    from click.core import ParameterSource
+
+    from .config import ConfigError, apply_to_rules, resolve_config
+
+    st = _Settings(**opts)
+    ctx = click.get_current_context()
+    try:
+        cfg = resolve_config(st.config)
+    except ConfigError as e:
+        _die(str(e))
+    if cfg.format and ctx.get_parameter_source("fmt") is ParameterSource.DEFAULT:
+        st.fmt = cfg.format
+    if cfg.fail_on and ctx.get_parameter_source("fail_on") is ParameterSource.DEFAULT:
+        st.fail_on = cfg.fail_on
+    loaded = _load_rules([*cfg.rules, *st.rule_dirs])
+    try:
+        st.rules = apply_to_rules(cfg, loaded)
+    except ConfigError as e:
+        _die(str(e))
+    kept = {r.id for r in st.rules}
+    st.disabled = sorted(r.id for r in loaded if r.id not in kept)
+    if st.cmd_file:
+        st.command = _read_cmd_file(st.cmd_file)
+    return st
+
+
+def _suppressor(st: _Settings) -> Any:
+    from .suppress import BaselineError, Suppressor, load_baseline
+
+    path: Path | None = None
+    if st.baseline:
+        path = Path(st.baseline)
+    elif not st.no_baseline and Path(DEFAULT_BASELINE).is_file():
+        path = Path(DEFAULT_BASELINE)
+    try:
+        entries = load_baseline(path) if path else []
+    except BaselineError as e:
+        _die(str(e))
+    return Suppressor(baseline=entries, baseline_path=path,
+                      write_path=Path(st.write_baseline) if st.write_baseline else None)
+
+
+def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = None,
+              display_name: str | None = None) -> NoReturn:
+    """Diagnose, suppress, report and exit: the one path of check, demo and explain."""
+    from .doctor import Options, diagnose
+    from .why import WhyTrace
+
+    trace = WhyTrace() if st.why else None
+    sup = _suppressor(st)
+    run = diagnose(names, st.rules, Options(command=st.command, redact_hosts=st.redact_hosts, trace=trace),
+                   texts=texts)
+    if display_name is not None and run.report.inputs:
+        run.report.inputs[0].name = display_name
+    _suppress(run, sup, st, names)
+    if texts and not run.report.findings and not run.report.suppressed and st.fmt == "text":
+        _explain_unknown(run)
+    after: list[str] = []
+    if trace is not None:
+        from .why import explain
+
+        after = explain(trace, st.rules, run.report, run.results, sup.suppressed, st.disabled, st.redact_hosts)
+    _emit(run, st, after)
+
+
+def _suppress(run: Any, sup: Any, st: _Settings, paths: list[str]) -> None:
+    """Apply the baseline and inline ignores to the finished report (the one place they apply)."""
+    from .redact import redact_text
+    from .suppress import BaselineError
+
+    before = len(run.report.findings)
+    try:
+        sup.apply(run.report, paths)
+    except BaselineError as e:
+        _die(str(e))
+    run.warnings.extend(sup.warnings)
+    if sup.written is not None:
+        click.echo(f"sglang-doctor: wrote {sup.written} baseline entr{'y' if sup.written == 1 else 'ies'} "
+                   f"to {sup.write_path}", err=True)
+    if len(run.report.findings) != before and run.report.corrected_command:
+        from .doctor import corrected_command
+
+        command = st.command or next((r.context.command for r in run.results if r.context.command), None)
+        primary = run.results[0].context if run.results else None
+        fixed = corrected_command(command, run.report.findings, primary)
+        run.report.corrected_command = redact_text(fixed, hosts=st.redact_hosts) if fixed else None
+
+
+def _emit(run: Any, st: _Settings, after: list[str]) -> NoReturn:
+    from .report import write_report
+
+    for w in run.warnings:
+        click.echo(f"sglang-doctor: warning: {w}", err=True)
+    for e in run.errors:
+        click.echo(f"sglang-doctor: {e}", err=True)
+    try:
+        write_report(run.report, st.fmt, sys.stdout, quiet=st.quiet, color=st.color, fail_on=st.fail_on,
+                     rules=st.rules)
+        if after:
+            if st.fmt == "text":
+                sys.stdout.write("\n" + "\n".join(after) + "\n")
+            else:
+                sys.stderr.write("\n".join(after) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    code = _exit_code(run.report.summary, st.fail_on)
+    sys.exit(2 if run.errors and code == 0 else code)
 
 
 @click.group(cls=_DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
@@ -123,20 +257,13 @@ def main() -> None:
 @main.command()
 @click.argument("files", nargs=-1, type=click.Path())
 @common_options
-def check(files: tuple[str, ...], fmt: str, fail_on: str, rule_dirs: tuple[str, ...], command: str | None,
-          cmd_file: str | None, redact_hosts: bool, quiet: bool, color: bool | None) -> None:
+def check(files: tuple[str, ...], **opts: Any) -> None:
     """Read logs (files, directories of *.log, or stdin) and report what went wrong."""
-    from .doctor import Options, diagnose
-
     names = _expand(files) if files else ["-"]
     if names == ["-"] and sys.stdin.isatty():
         click.echo("sglang-doctor: reading a log from standard input (pipe one in: docker logs NAME 2>&1 | "
                    "sglang-doctor); end with Ctrl-D", err=True)
-    rules = _load_rules(rule_dirs)
-    if cmd_file:
-        command = _read_cmd_file(cmd_file)
-    run = diagnose(names, rules, Options(command=command, redact_hosts=redact_hosts))
-    _emit(run, fmt, fail_on, quiet, color)
+    _diagnose(_settings(opts), names)
 
 
 def _expand(files: tuple[str, ...]) -> list[str]:
@@ -162,30 +289,23 @@ def demo_logs() -> list[Path]:
 @main.command()
 @click.argument("name", required=False)
 @common_options
-def demo(name: str | None, fmt: str, fail_on: str, rule_dirs: tuple[str, ...], command: str | None,
-         cmd_file: str | None, redact_hosts: bool, quiet: bool, color: bool | None) -> None:
+def demo(name: str | None, **opts: Any) -> None:
     """Diagnose a bundled example log (the Qwen3.6 dtype crash unless NAME picks another)."""
-    from .doctor import Options, diagnose
-
     logs = demo_logs()
     pick = [p for p in logs if name and name in p.name] if name else [p for p in logs if "dtype" in p.name]
     if not pick:
         _die(f"no demo log matches {name!r}; bundled: {', '.join(p.name for p in logs)}")
-    if fmt == "text":
+    st = _settings(opts)
+    if st.fmt == "text":
         click.echo(f"Diagnosing the bundled example {pick[0].name}:\n", err=True)
-    run = diagnose([str(pick[0])], _load_rules(rule_dirs), Options(command=command, redact_hosts=redact_hosts))
-    run.report.inputs[0].name = pick[0].name
-    _emit(run, fmt, fail_on, quiet, color)
+    _diagnose(st, [str(pick[0])], display_name=pick[0].name)
 
 
 @main.command()
 @click.argument("text", nargs=-1)
 @common_options
-def explain(text: tuple[str, ...], fmt: str, fail_on: str, rule_dirs: tuple[str, ...], command: str | None,
-            cmd_file: str | None, redact_hosts: bool, quiet: bool, color: bool | None) -> None:
+def explain(text: tuple[str, ...], **opts: Any) -> None:
     """Explain a pasted traceback (stdin) or an error message given as arguments."""
-    from .doctor import Options, diagnose
-
     if text:
         body = " ".join(text)
     else:
@@ -195,14 +315,7 @@ def explain(text: tuple[str, ...], fmt: str, fail_on: str, rule_dirs: tuple[str,
         body = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     if not body.strip():
         _die("nothing to explain: pass the error text as arguments or paste it on standard input")
-    rules = _load_rules(rule_dirs)
-    if cmd_file:
-        command = _read_cmd_file(cmd_file)
-    run = diagnose(["<pasted>"], rules, Options(command=command, redact_hosts=redact_hosts),
-                   texts={"<pasted>": body})
-    if not run.report.findings and fmt == "text":
-        _explain_unknown(run)
-    _emit(run, fmt, fail_on, quiet, color)
+    _diagnose(_settings(opts), ["<pasted>"], texts={"<pasted>": body})
 
 
 def _explain_unknown(run: Any) -> None:

@@ -76,6 +76,7 @@ class Context:
         self.server_args_line: int | None = None
         self.command: str | None = None
         self.command_line: int | None = None  # the `# cmd:` line it came from
+        self.launch_args: dict[str, Any] = {}  # flags of the launch command, as server_args fields
         self.first_ts: str | None = None
         self.throughput: list[float] = []  # decode gen throughput samples, decimated when full
         self._tp_stride = 1
@@ -104,7 +105,9 @@ class Context:
 
     def names(self) -> dict[str, Any]:
         """Flat mapping used by templates and expressions."""
-        out: dict[str, Any] = {f"server_args.{k}": v for k, v in self.server_args.items()
+        # server_args as the server printed them; where the log has none, the launch command's flags.
+        merged = {**self.launch_args, **self.server_args}
+        out: dict[str, Any] = {f"server_args.{k}": v for k, v in merged.items()
                                if isinstance(v, (int, float, str, bool))}
         out.update({k: f.value for k, f in self.facts.items()})
         return out
@@ -161,16 +164,24 @@ class Context:
             self.timeline.append((phase, rec.ts, rec.start))
 
     # -- derived facts at the end --------------------------------------------------
+    def _read_command(self) -> None:
+        """Flags of the launch command as typed values; whether it runs in docker."""
+        from .command import parse_command
+
+        cmd = parse_command(self.command or "")
+        if cmd is None:
+            return
+        self.set("launch.docker", cmd.docker is not None, self.command_line)
+        for a in cmd.args:
+            if not a.flag.startswith("--"):
+                continue
+            field = a.flag[2:].replace("-", "_")
+            self.launch_args[field] = _typed(a.value)
+
     def finish(self) -> None:
+        if self.command:
+            self._read_command()
         sa = self.server_args
-        if sa:
-            for key in ("mem_fraction_static", "tp_size", "dp_size", "context_length", "dtype",
-                        "kv_cache_dtype", "quantization", "attention_backend", "model_path",
-                        "max_running_requests", "disable_cuda_graph", "cuda_graph_max_bs",
-                        "enable_torch_compile", "disable_radix_cache", "speculative_algorithm",
-                        "chunked_prefill_size", "page_size", "ep_size", "pp_size", "nnodes"):
-                if key in sa and sa[key] is not None:
-                    self.set(f"launch.{key}", sa[key], self.server_args_line, overwrite=False)
         cc = self.get("gpu.compute_capability")
         if cc is None and self.get("gpu.name"):
             cc = compute_capability_for(str(self.get("gpu.name")))
@@ -232,6 +243,18 @@ class Context:
 
     def sources(self) -> dict[str, dict[str, Any]]:
         return {k: {"line": f.line, **({"note": f.note} if f.note else {})} for k, f in self.facts.items()}
+
+
+def _typed(value: str | None) -> Any:
+    """A command-line value as server_args would hold it: flag alone → True, numbers as numbers."""
+    if value is None:
+        return True
+    for conv in (int, float):
+        try:
+            return conv(value)
+        except ValueError:
+            pass
+    return value
 
 
 def _ts(s: str) -> datetime:
@@ -337,6 +360,13 @@ def _graph_end(ctx: Context, m: regex.Match[str], rec: Record) -> None:
     ctx.set("cuda_graph.mem_gb", _num(m["mem"]), rec.start, overwrite=False)
 
 
+@extractor("bs", r"Capture (?:cuda graph bs |[\w ]*?(?:cuda|CUDA) graph (?:begin|end)\.[^\n]*?\bbs=)\[(?P<bs>[\d, ]+)\]")
+def _graph_bs(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+    sizes = [int(x) for x in m["bs"].replace(" ", "").split(",") if x]
+    if sizes:
+        ctx.set("cuda_graph.max_bs", max(sizes), rec.start, overwrite=False)
+
+
 @extractor("max_total_num_tokens=", r"max_total_num_tokens=(?P<tok>\d+).*?(?:max_running_requests=(?P<mrr>\d+))?.*?context_len=(?P<ctx>\d+)(?:.*?available_gpu_mem=(?P<avail>[0-9.]+) GB)?")
 def _capacity(ctx: Context, m: regex.Match[str], rec: Record) -> None:
     ctx.set("kv.max_total_num_tokens", int(m["tok"]), rec.start, overwrite=False)
@@ -388,6 +418,11 @@ def _dist2(ctx: Context, m: regex.Match[str], rec: Record) -> None:
 # GPU identity: check_env / nvidia-smi / sgl-kernel messages.
 @extractor("NVIDIA", r"(?P<name>NVIDIA (?:GeForce |RTX |Tesla |Quadro )?[A-Z]*\s?\w*\d+\w*(?: (?:Ti|SUPER|PCIe|SXM\d?|NVL|Ada|Generation))*)")
 def _gpu_name(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+    ctx.set("gpu.name", m["name"].strip(), rec.start, overwrite=False)
+
+
+@extractor("Tesla ", r"(?P<name>Tesla [A-Z]\d+\w*(?:-SXM\d?|-PCIE)?)")
+def _gpu_name_tesla(ctx: Context, m: regex.Match[str], rec: Record) -> None:
     ctx.set("gpu.name", m["name"].strip(), rec.start, overwrite=False)
 
 

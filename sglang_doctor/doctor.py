@@ -122,13 +122,15 @@ def _fill_context(run: Run, options: Options) -> None:
 
 def _spell_flags(findings: list[Finding], version: str | None) -> None:
     """Name each flag fix the way the log's SGLang release spells it; drop flags it lacks."""
-    from .spelling import spell_for
+    from .spelling import in_range, spell_for
 
     if not version:
         return
     for f in findings:
         kept = []
         for fix in f.fixes:
+            if fix.versions and not in_range(version, fix.versions):
+                continue
             if fix.kind == "flag" and fix.flag:
                 spelled = spell_for(fix.flag, version)
                 if spelled is None:

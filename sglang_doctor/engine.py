@@ -48,7 +48,10 @@ class Matcher:
         self.rules = rules
         self.always: list[Rule] = []
         self.by_literal: dict[str, list[Rule]] = {}
+        self.checks = [r for r in rules if r.match.check]
         for r in rules:
+            if r.match.check:
+                continue
             lits = r.prefilter_literals
             if lits is None:
                 self.always.append(r)
@@ -99,7 +102,9 @@ def _evidence_line(rec: Record, target: str, m: regex.Match[str]) -> tuple[int, 
         if idx < len(rec.lines):
             ln = rec.lines[idx]
             return ln.number, (rec.message if idx == 0 and rec.kind == "line" else ln.text)
-    for ln in rec.lines:
+    # Exception lines come after the frames (whose source lines may quote the same text).
+    lines = reversed(rec.lines) if target is not rec.text and rec.exceptions and target.startswith(rec.exceptions[0][:40]) else rec.lines
+    for ln in lines:
         if snippet and snippet[:60] in ln.text:
             return ln.number, ln.text
     return rec.start, rec.lines[0].text
@@ -114,7 +119,15 @@ def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits]) -> No
             m, target = _search(p, rec, matcher, rule)
             if m is None:
                 continue
-            if any(_search(q, rec, matcher, rule)[0] is None for q in rule.match.require):
+            extra: dict[str, str] = {}
+            missing = False
+            for q in rule.match.require:
+                mq = _search(q, rec, matcher, rule)[0]
+                if mq is None:
+                    missing = True
+                    break
+                extra.update({k: v for k, v in mq.groupdict().items() if v is not None})
+            if missing:
                 continue
             rh = hits.get(rule.id)
             if rh is None:
@@ -124,7 +137,7 @@ def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits]) -> No
                 trace.matched(rh)
             if len(rh.hits) < MAX_EVIDENCE:
                 line, text = _evidence_line(rec, target, m)
-                caps = {k: v for k, v in m.groupdict().items() if v is not None}
+                caps = {**extra, **{k: v for k, v in m.groupdict().items() if v is not None}}
                 rh.hits.append(Hit(line, text, caps, rec.rank))
             break
 
@@ -185,6 +198,14 @@ def check(cond: Condition, names: dict[str, Any]) -> bool:
         return str(want).lower() in str(v).lower()
     if op == "matches":
         return regex.search(str(want), str(v)) is not None
+    if op in ("version_ge", "version_lt"):
+        from .flags import version_key
+
+        ends = [p.strip() for p in str(v).split("-") if p.strip()]  # a stated version or a range
+        # Only when certain: every release of an inferred range must satisfy it.
+        if op == "version_ge":
+            return version_key(ends[0]) >= version_key(str(want))
+        return version_key(ends[-1]) < version_key(str(want))
     return False
 
 
@@ -220,13 +241,13 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
             return None
     frm: str | None = None
     if fix.kind == "flag" and flag:
-        cur = ctx.server_args.get(_field_of(flag))
+        cur = ctx.server_args.get(_field_of(flag), ctx.launch_args.get(_field_of(flag)))
         if cur is not None and not isinstance(cur, (dict, list)):
             frm = str(cur)
     if value is not None and frm is not None and value == frm and fix.action in ("raise", "lower"):
         return None  # nothing to change
     return FixOut(kind=fix.kind, flag=flag, name=fix.name, action=fix.action,
-                  value=value, text=text, **{"from": frm})
+                  value=value, text=text, versions=fix.versions, **{"from": frm})
 
 
 def _names_for(rule: Rule, hit: Hit, ctx: Context, count: int = 1) -> dict[str, Any]:
@@ -247,7 +268,9 @@ def _names_for(rule: Rule, hit: Hit, ctx: Context, count: int = 1) -> dict[str, 
 
 def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | None:
     rule = rh.rule
-    hit = rh.hits[0]
+    # The kept match with the most captures: a message may be logged once as a bare line and
+    # again inside a traceback that carries the numbers.
+    hit = max(rh.hits, key=lambda h: len(h.captures))
     names = _names_for(rule, hit, ctx, rh.count)
     if rule.conditions and not all(check(c, names) for c in rule.conditions):
         return None
@@ -319,11 +342,14 @@ class _Analysis:
             self.ctx.observe(rec)
             match_record(rec, self.matcher, self.hits)
 
-    def finish(self) -> None:
+    def finish(self, command: str | None = None) -> None:
         for rec in self.seg.finish():
             self.ctx.observe(rec)
             match_record(rec, self.matcher, self.hits)
+        if command:  # the user's --cmd wins over a `# cmd:` line in the log
+            self.ctx.command, self.ctx.command_line = command, None
         self.ctx.finish()
+        run_checks(self.matcher, self.ctx, self.hits)
 
     def feed_hits(self, first: int, block: bytes, starts: list[int]) -> None:
         """Feed the hit lines of a block, plus every line while a traceback is open."""
@@ -344,8 +370,19 @@ class _Analysis:
             pos = nl + 1
 
 
+def run_checks(matcher: Matcher, ctx: Context, hits: dict[str, RuleHits]) -> None:
+    from .checks import CHECKS
+
+    for rule in matcher.checks:
+        for h in CHECKS[rule.match.check](ctx):  # type: ignore[index]
+            rh = hits.setdefault(rule.id, RuleHits(rule))
+            rh.count += 1
+            if len(rh.hits) < MAX_EVIDENCE:
+                rh.hits.append(Hit(h.line, h.text, h.captures, ""))
+
+
 def analyze_chunks(chunks: Iterable[tuple[int, bytes]], matcher: Matcher, input_index: int = 0,
-                   scanner_factory: Callable[[], Any] | None = None) -> InputResult:
+                   scanner_factory: Callable[[], Any] | None = None, command: str | None = None) -> InputResult:
     """One input, block by block; `scanner_factory` gives the stage-one scanner (or None)."""
     a = _Analysis(matcher)
     scanner: Any = None
@@ -369,7 +406,7 @@ def analyze_chunks(chunks: Iterable[tuple[int, bytes]], matcher: Matcher, input_
         starts = scanner.hit_lines(block)
         if starts or not a.seg.idle:
             a.feed_hits(first, block, starts)
-    a.finish()
+    a.finish(command)
     pairs: list[tuple[Rule, Finding]] = []
     for rh in a.hits.values():
         f = build_finding(rh, a.ctx, input_index)

@@ -4,7 +4,7 @@ Rules compute fix values from captured numbers and context facts ("raise the fra
 what the cache was short of"). Rule files are untrusted data, so expressions are parsed
 with `ast` and only a whitelist of node types is evaluated: numbers, strings, names
 (captures, `let` values, facts - dotted facts read as attributes: `server_args.tp_size`),
-arithmetic, comparisons, `and`/`or`/`not`, `x if c else y`, and the functions in FUNCTIONS.
+arithmetic, comparisons (also `in` a tuple), `and`/`or`/`not`, `x if c else y`, and the functions in FUNCTIONS.
 There is no attribute access on objects, no subscripting, no comprehension, no lambda.
 
 Templates (`explanation`, fix `value`) substitute `{name}` or `{name:.2f}` (a format spec),
@@ -72,6 +72,8 @@ _CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
     ast.LtE: lambda a, b: a <= b,
     ast.Gt: lambda a, b: a > b,
     ast.GtE: lambda a, b: a >= b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
 }
 MAX_EXPR_CHARS = 500
 
@@ -95,7 +97,7 @@ def compile_expr(source: str) -> ast.Expression:
         raise ExpressionError(f"syntax error in expression {source!r}: {e.msg}") from None
     for node in ast.walk(tree):
         ok = isinstance(node, (ast.Expression, ast.Constant, ast.Name, ast.Load, ast.BinOp, ast.UnaryOp,
-                               ast.Compare, ast.BoolOp, ast.IfExp, ast.Call, ast.Attribute,
+                               ast.Compare, ast.BoolOp, ast.IfExp, ast.Call, ast.Attribute, ast.Tuple, ast.List,
                                ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd)) or type(node) in _BINOPS \
             or type(node) in _CMPOPS
         if not ok:
@@ -159,6 +161,8 @@ def evaluate(tree: ast.Expression, names: Mapping[str, Any]) -> Any:
             return result
         if isinstance(node, ast.IfExp):
             return ev(node.body) if ev(node.test) else ev(node.orelse)
+        if isinstance(node, (ast.Tuple, ast.List)):  # for `x in ("a", "b")`
+            return tuple(ev(e) for e in node.elts)
         if isinstance(node, ast.Call):
             if node.func.id == "coalesce":  # type: ignore[attr-defined]
                 # The first argument whose names are all known: a fact that may be missing.

@@ -36,6 +36,7 @@ class FixOut(_M):
     from_: str | None = Field(None, alias="from")
     value: str | None = None
     text: str | None = None
+    versions: str | None = Field(None, exclude=True)  # internal: releases the fix applies to
 
 
 class Finding(_M):
@@ -66,6 +67,7 @@ class Report(_M):
     summary: dict[str, int] = {"error": 0, "warning": 0, "info": 0}
     corrected_command: str | None = None
     startup: dict[str, Any] | None = None
+    suppressed: int | None = None  # findings hidden by a baseline or an inline ignore (when any)
 
     def count(self) -> None:
         self.summary = {"error": 0, "warning": 0, "info": 0}

@@ -83,7 +83,7 @@ class Condition(_Strict):
 
     fact: str | None = None
     op: Literal["exists", "missing", "eq", "ne", "lt", "le", "gt", "ge", "in", "not_in",
-                "startswith", "contains", "matches", "expr"] = "exists"
+                "startswith", "contains", "matches", "version_ge", "version_lt", "expr"] = "exists"
     value: Any = None
     any_of: list["Condition"] | None = None
     all_of: list["Condition"] | None = None
@@ -113,6 +113,9 @@ class Fix(_Strict):
     value: str | None = None  # a template: "{capture}" / "{let_name:.2f}"
     text: str | None = None  # for kind note; also an optional one-line reason on any fix
     when: list[Condition] = []
+    # Releases this fix applies to, when narrower than the rule's (a flag added later);
+    # dropped for a log whose release is known and outside this range.
+    versions: str | None = None
 
     @model_validator(mode="after")
     def _shape(self) -> "Fix":

@@ -82,3 +82,15 @@ def spell(flag: str, release: str | None) -> str | None:
         if new == flag and flags.flag_exists(old, release, allow_abbrev=False):
             return flags.resolve(old, release, allow_abbrev=False).name  # type: ignore[union-attr]
     return None
+
+
+def in_range(version: str, spec: str) -> bool:
+    """Whether a stated version (or any release of an inferred range) is inside `spec`."""
+    wanted = set(flags.releases_in_range(spec))
+    rels = releases_of(version)
+    if not rels:
+        return True  # unknown to the registry: keep the fix
+    if len(rels) == 2:  # an inferred range: any overlap counts
+        inside = flags.releases_in_range(f"{rels[0]}-{rels[1]}")
+        return any(r in wanted for r in inside)
+    return rels[0] in wanted

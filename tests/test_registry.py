@@ -21,7 +21,10 @@ def test_fix_flags_exist_in_every_release_of_the_rule(rules):
         for fix in rule.fixes:
             if fix.kind != "flag" or not fix.flag or "{" in fix.flag:
                 continue
-            missing = [r for r in releases if spell(fix.flag, r) is None]
+            span = flags.releases_in_range(fix.versions) if fix.versions else releases
+            if fix.versions and not set(span) <= set(releases) | set(flags.releases_in_range("*")):
+                problems.append(f"{rule.id}: fix versions {fix.versions!r} is not a release range")
+            missing = [r for r in span if r in releases and spell(fix.flag, r) is None]
             if missing:
                 problems.append(f"{rule.id}: {fix.flag} not in {missing[0]}..{missing[-1]} ({len(missing)} releases)")
     assert not problems, "\n".join(problems)

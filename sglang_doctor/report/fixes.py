@@ -26,8 +26,10 @@ def describe_fix(fix: FixOut) -> str:
     elif fix.kind == "env":
         if a == "remove":
             s = f"unset env {fix.name}"
+        elif fix.value is not None:
+            s = f"env {fix.name}={fix.value}"
         else:
-            s = f"env {fix.name}={fix.value if fix.value is not None else '1'}"
+            s = f"{'set' if a == 'set' else 'add'} env {fix.name}"
     elif fix.kind == "package":
         spec = fix.value or ""
         if spec and spec[0].isdigit():
