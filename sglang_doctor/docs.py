@@ -20,26 +20,32 @@ def page_name(rule: Rule) -> str:
 
 def _fix_line(rule: Rule, i: int) -> str:
     fx = rule.fixes[i]
-    out = FixOut(kind=fx.kind, flag=fx.flag, name=fx.name, action=fx.action, value=fx.value, text=fx.text)
-    return describe_fix(out)
+    # Values computed from a log's numbers show as <computed>; flags captured from it as <flag>.
+    value = "<computed>" if fx.value and "{" in fx.value else fx.value
+    flag = "<flag from the log>" if fx.flag and "{" in fx.flag else fx.flag
+    out = FixOut(kind=fx.kind, flag=flag, name=fx.name, action=fx.action, value=value, text=fx.text)
+    line = describe_fix(out)
+    if fx.versions:
+        line += f" (SGLang {fx.versions})"
+    return line
 
 
-def _sample_output(rule: Rule) -> str | None:
+def _sample_output(rule: Rule, all_rules: list[Rule]) -> str | None:
     from .doctor import diagnose
     from .report.text import write
-    from .rules import load_rules
 
     fires, _ = rule.fixtures()
     if not fires:
         return None
-    run = diagnose([str(fires[0])], load_rules())
+    run = diagnose([str(fires[0])], all_rules)
     run.report.inputs[0].name = fires[0].name
     buf = io.StringIO()
-    write(run.report, buf, color=False)
+    write(run.report, buf, color=False, width=100)
     return buf.getvalue().rstrip()
 
 
-def rule_markdown(rule: Rule, with_output: bool = True) -> str:
+def rule_markdown(rule: Rule, all_rules: list[Rule] | None = None) -> str:
+    """The rule's page; with `all_rules`, includes the tool's real output on its first fixture."""
     d = rule.docs
     lines = [f"# {rule.code} {rule.id}", "", f"**{rule.title}**", "",
              f"Severity: `{rule.severity}` · family: `{rule.family}` · SGLang releases: `{rule.versions}`"
@@ -57,8 +63,8 @@ def rule_markdown(rule: Rule, with_output: bool = True) -> str:
     if rule.sources:
         lines += ["", "Printed by: " + "; ".join(rule.sources)]
     lines.append("")
-    if with_output:
-        sample = _sample_output(rule)
+    if all_rules is not None:
+        sample = _sample_output(rule, all_rules)
         if sample:
             lines += ["## Example", "", "Output of `sglang-doctor` on the rule's fixture:", "", "```text", sample, "```", ""]
     return "\n".join(lines)
@@ -67,7 +73,7 @@ def rule_markdown(rule: Rule, with_output: bool = True) -> str:
 def write_docs(rules: list[Rule], out_dir: Path, check_only: bool = False) -> list[str]:
     """Write (or with check_only, compare) one page per rule plus an index; returns stale names."""
     stale: list[str] = []
-    pages = {page_name(r): rule_markdown(r) for r in sorted(rules, key=lambda r: r.code)}
+    pages = {page_name(r): rule_markdown(r, rules) for r in sorted(rules, key=lambda r: r.code)}
     index = ["# sglang-doctor rules", "", "| code | severity | rule | title |", "|---|---|---|---|"]
     for r in sorted(rules, key=lambda r: r.code):
         index.append(f"| [{r.code}]({page_name(r)}) | {r.severity} | `{r.id}` | {r.title} |")

@@ -127,7 +127,7 @@ def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits]) -> No
                     missing = True
                     break
                 extra.update({k: v for k, v in mq.groupdict().items() if v is not None})
-            if missing:
+            if missing or any(_search(q, rec, matcher, rule)[0] is not None for q in rule.match.exclude):
                 continue
             rh = hits.get(rule.id)
             if rh is None:

@@ -17,7 +17,7 @@ from typing import Any, Literal, Union
 import regex
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from . import expr
+from . import __version__, expr
 
 try:  # Python 3.11+ moved the regex parser; the old modules warn on import.
     from re import _constants as sre_constants, _parser as sre_parse  # type: ignore[attr-defined]
@@ -63,6 +63,7 @@ class Pattern(_Strict):
 class Match(_Strict):
     any: list[Pattern] = []  # the rule matches a record when one of these does
     require: list[Pattern] = []  # ... and all of these match the same record too
+    exclude: list[Pattern] = []  # ... and none of these does (another rule owns that case)
     # Or a built-in check over facts (see checks.py), for what no log line states, such as
     # a launch flag the detected SGLang release does not have.
     check: str | None = None
@@ -306,13 +307,81 @@ def rule_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.rglob("*.yaml") if p.is_file())
 
 
-def load_rules(extra_dirs: list[str] | None = None, builtin: bool = True) -> list[Rule]:
+def _cache_file(files: list[Path]) -> Path | None:
+    """Where the validated rule set for exactly these file contents is cached."""
+    import hashlib
+    import os
+
+    base = os.environ.get("SGLANG_DOCTOR_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "sglang-doctor")
+    h = hashlib.sha256(__version__.encode())
+    for f in files:
+        try:
+            h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")
+        except OSError:
+            return None
+    return Path(base) / f"rules-{h.hexdigest()[:32]}.pickle"
+
+
+def _read_cache(path: Path | None) -> list[Rule] | None:
+    import pickle
+
+    if path is None:
+        return None
+    try:
+        # Only a cache file this user wrote, in a directory only this user can write.
+        import os
+
+        st, dst = os.stat(path), os.stat(path.parent)
+        if hasattr(os, "getuid") and (st.st_uid != os.getuid() or dst.st_mode & 0o022):
+            return None
+        with open(path, "rb") as fh:
+            rules = pickle.load(fh)
+    except Exception:  # missing, stale format, corrupt, unreadable: validate from the files
+        return None
+    return rules if isinstance(rules, list) and all(isinstance(r, Rule) for r in rules) else None
+
+
+def _write_cache(path: Path | None, rules: list[Rule]) -> None:
+    import os
+    import pickle
+    import tempfile
+
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".rules-")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(rules, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the new one
+    except Exception:  # read-only home, full disk: run without a cache
+        pass
+
+
+def load_rules(extra_dirs: list[str] | None = None, builtin: bool = True, cache: bool = True) -> list[Rule]:
+    """Load and validate rule files; the validated set is cached keyed by the files' content.
+
+    The cache holds only what these same bytes validated to (pickled by this tool in the
+    user's own cache directory), so an edited or added rule file always gets validated.
+    """
     dirs: list[Path] = [builtin_rules_dir()] if builtin else []
     for d in extra_dirs or []:
         p = Path(d)
         if not p.is_dir():
             raise RuleLoadError(f"{d}: rules directory not found")
         dirs.append(p)
+    files = [f for d in dirs for f in rule_files(d)]
+    cache_path = _cache_file(files) if cache else None
+    cached = _read_cache(cache_path)
+    if cached is not None:
+        return cached
+    rules = _load_files(dirs)
+    _write_cache(cache_path, rules)
+    return rules
+
+
+def _load_files(dirs: list[Path]) -> list[Rule]:
     rules: list[Rule] = []
     seen_id: dict[str, str] = {}
     seen_code: dict[str, str] = {}

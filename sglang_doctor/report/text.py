@@ -90,8 +90,9 @@ def _startup(console: Console, s: dict[str, Any]) -> None:
     console.print()
 
 
-def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None = None, **_: Any) -> None:
-    console = Console(file=out, highlight=False, soft_wrap=True,
+def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None = None,
+          width: int | None = None, **_: Any) -> None:
+    console = Console(file=out, highlight=False, soft_wrap=True, width=width,
                       force_terminal=color if color else None, no_color=(color is False) or None)
     names = [i.name for i in report.inputs]
     multi = len(names) > 1
