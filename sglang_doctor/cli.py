@@ -129,6 +129,7 @@ class _Settings:
     why: bool
     rules: list[Any] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
+    severity: dict[str, str] = field(default_factory=dict)  # rule id -> the project's severity
 
 
 def _settings(opts: dict[str, Any]) -> _Settings:
@@ -148,7 +149,7 @@ def _settings(opts: dict[str, Any]) -> _Settings:
         st.fail_on = cfg.fail_on
     loaded = _load_rules([*cfg.rules, *st.rule_dirs])
     try:
-        st.rules = apply_to_rules(cfg, loaded)
+        st.rules, st.severity = apply_to_rules(cfg, loaded)
     except ConfigError as e:
         _die(str(e))
     kept = {r.id for r in st.rules}
@@ -177,6 +178,7 @@ def _suppressor(st: _Settings) -> Any:
 def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = None,
               display_name: str | None = None) -> NoReturn:
     """Diagnose, suppress, report and exit: the one path of check, demo and explain."""
+    from .config import apply_severity
     from .doctor import Options, diagnose
     from .why import WhyTrace
 
@@ -186,6 +188,7 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
                    texts=texts)
     if display_name is not None and run.report.inputs:
         run.report.inputs[0].name = display_name
+    apply_severity(st.severity, run.report)
     _suppress(run, sup, st, names)
     if texts and not run.report.findings and not run.report.suppressed and st.fmt == "text":
         _explain_unknown(run)
@@ -363,7 +366,7 @@ def rules_show(rule_id: str, rule_dirs: tuple[str, ...]) -> None:
 
     for r in _load_rules(rule_dirs):
         if rule_id in (r.id, r.code):
-            click.echo(rule_markdown(r, with_output=False))
+            click.echo(rule_markdown(r))
             return
     _die(f"no rule with id or code {rule_id!r} (see `sglang-doctor rules list`)")
 

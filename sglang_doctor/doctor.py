@@ -52,8 +52,10 @@ class _ScannerCache:
             from .scan import MARKERS, Scanner
 
             patterns = [p.regex for r in self.rules for p in r.match.any] + scan_patterns() + MARKERS
+            from .rules import cache_dir
+
             try:
-                self._scanner = Scanner(patterns)
+                self._scanner = Scanner(patterns, cache_dir())
             except Exception:  # a broken engine must not break the diagnosis: go the slow way
                 self._failed = True
                 return None

@@ -18,6 +18,8 @@ def to_ere(pattern: str) -> str | None:
         c = pattern[i]
         two = pattern[i:i + 2]
         if c == "\\" and i + 1 < n:
+            if in_class and pattern[i + 1] in "]-^":
+                return None  # POSIX has no escapes inside brackets
             if two in _CLASSES:
                 out.append(_IN_CLASS.get(two, "") if in_class else _CLASSES[two])
                 if in_class and two not in _IN_CLASS:

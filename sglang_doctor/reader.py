@@ -88,6 +88,9 @@ def _open_binary(path: str) -> BinaryIO:
 def iter_chunks(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """Blocks of whole lines: (number of the first line, bytes ending with a newline).
 
+    The line count of a block is the difference of consecutive first-line numbers; the
+    last block's is `block.count(b"\\n")` (counted once, here, for every block).
+
     Memory stays bounded: a line longer than MAX_LINE_CHARS bytes is cut, the rest of it
     skipped up to its newline.
     """

@@ -57,7 +57,8 @@ class Pattern(_Strict):
 
     @cached_property
     def compiled(self) -> regex.Pattern[str]:
-        return regex.compile(self.regex)
+        # ASCII classes (\\w, \\d, \\s), as the byte-level scanner sees them: both stages agree.
+        return regex.compile(self.regex, regex.ASCII)
 
 
 class Match(_Strict):
@@ -307,13 +308,19 @@ def rule_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.rglob("*.yaml") if p.is_file())
 
 
+def cache_dir() -> str:
+    """The user's cache directory for validated rules and compiled scanners."""
+    import os
+
+    return os.environ.get("SGLANG_DOCTOR_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "sglang-doctor")
+
+
 def _cache_file(files: list[Path]) -> Path | None:
     """Where the validated rule set for exactly these file contents is cached."""
     import hashlib
-    import os
 
-    base = os.environ.get("SGLANG_DOCTOR_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "sglang-doctor")
+    base = cache_dir()
     h = hashlib.sha256(__version__.encode())
     for f in files:
         try:
@@ -355,6 +362,9 @@ def _write_cache(path: Path | None, rules: list[Rule]) -> None:
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(rules, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the new one
+        from .scan import prune
+
+        prune(str(path.parent), "rules-")
     except Exception:  # read-only home, full disk: run without a cache
         pass
 

@@ -27,6 +27,31 @@ MARKERS = [r"Traceback \(most recent call last\):", r'File "[^"\n]*", line \d+',
            r"[A-Za-z_][\w.]*(?:Error|Exception)(?::|\()"]
 
 
+def prune(directory: str, prefix: str, keep: int = 8) -> None:
+    """Keep only the newest `keep` cache entries of a kind (one per rule-set variant)."""
+    import os
+
+    try:
+        entries = [e for e in os.scandir(directory) if e.name.startswith(prefix)]
+        stems = sorted({e.name.split(".")[0] for e in entries},
+                       key=lambda s: max(e.stat().st_mtime for e in entries if e.name.startswith(s)), reverse=True)
+        for e in entries:
+            if e.name.split(".")[0] not in stems[:keep]:
+                os.unlink(e.path)
+    except OSError:
+        pass
+
+
+def _drop_edge_anchors(pattern: str) -> str:
+    """`^x` / `x$` -> `x`: unanchored, the pattern matches a superset of lines, which is
+    all stage one needs (stage two applies the real anchors to the record's text)."""
+    if pattern.startswith("^"):
+        pattern = pattern[1:]
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1]
+    return pattern
+
+
 def has_anchor(pattern: str) -> bool:
     """^, $, \\A, \\Z or a lookaround outside a character class.
 
@@ -78,16 +103,79 @@ def _literal_pattern(pattern: str) -> str | None:
     return regex.escape(lit) if lit else None
 
 
+_BACKREF = regex.compile(r"\(\?P=\w+\)|\\[1-9]")
+
+
 class Scanner:
     """Finds the start offsets of the lines in a block that some pattern matches."""
 
-    def __init__(self, patterns: list[str]) -> None:
+    def __init__(self, patterns: list[str], cache_dir: str | None = None) -> None:
         if _hs is None:
             raise RuntimeError("hyperscan is not available")
         self.plan = ScanPlan()
+        if self._load(patterns, cache_dir):
+            return
+        self._plan(patterns)
+        self._save(patterns, cache_dir)
+
+    # A compiled database takes ~0.1-0.8 s to build; it is cached beside the rule cache,
+    # keyed by the exact pattern list (and Hyperscan's version), and rebuilt on any change.
+    @staticmethod
+    def _key(patterns: list[str]) -> str:
+        import hashlib
+
+        h = hashlib.sha256(getattr(_hs, "__version__", "?").encode())
+        for p in patterns:
+            h.update(p.encode("utf-8", "replace") + b"\0")
+        return h.hexdigest()[:32]
+
+    def _load(self, patterns: list[str], cache_dir: str | None) -> bool:
+        import json
+        import os
+
+        if not cache_dir:
+            return False
+        path = os.path.join(cache_dir, f"scan-{self._key(patterns)}")
+        try:
+            with open(path + ".json", encoding="utf-8") as fh:
+                plan = json.load(fh)
+            self.plan = ScanPlan(plan["hs"], plan["python"], plan["refused"])
+            self._db = None
+            if self.plan.hs_patterns:
+                with open(path + ".db", "rb") as fh:
+                    self._db = _hs.loadb(fh.read(), _hs.HS_MODE_BLOCK)  # type: ignore[union-attr]
+                self._db.scratch = _hs.Scratch(self._db)  # type: ignore[union-attr]
+            self._python = [regex.compile(p.encode("utf-8"), regex.MULTILINE) for p in self.plan.python_patterns]
+            return True
+        except Exception:  # absent, stale or unreadable: build it
+            return False
+
+    def _save(self, patterns: list[str], cache_dir: str | None) -> None:
+        import json
+        import os
+        import tempfile
+
+        if not cache_dir:
+            return
+        path = os.path.join(cache_dir, f"scan-{self._key(patterns)}")
+        try:
+            os.makedirs(cache_dir, mode=0o700, exist_ok=True)
+            for suffix, data in ((".db", _hs.dumpb(self._db) if self._db is not None else b""),  # type: ignore[union-attr]
+                                 (".json", json.dumps({"hs": self.plan.hs_patterns, "python": self.plan.python_patterns,
+                                                       "refused": self.plan.refused}).encode())):
+                fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".scan-")
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, path + suffix)
+            prune(cache_dir, "scan-")
+        except Exception:
+            pass
+
+    def _plan(self, patterns: list[str]) -> None:
         candidates: list[str] = []
         for p in dict.fromkeys(patterns):
-            if has_anchor(p):
+            p = _drop_edge_anchors(p)
+            if has_anchor(p) or _BACKREF.search(p):
                 lit = _literal_pattern(p)
                 if lit is None:
                     self.plan.python_patterns.append(p)
@@ -96,6 +184,8 @@ class Scanner:
             else:
                 candidates.append(p)
         usable: list[str] = []
+        if self._compiles_all(candidates):
+            candidates, usable = [], candidates
         for p in candidates:
             if self._compiles(p):
                 usable.append(p)
@@ -108,11 +198,19 @@ class Scanner:
                 self.plan.python_patterns.append(p)
         self.plan.hs_patterns = usable
         self._db = self._build(usable) if usable else None
-        self._python = [regex.compile(p, regex.MULTILINE) for p in self.plan.python_patterns]
+        # On raw bytes, so match offsets are block offsets.
+        self._python = [regex.compile(p.encode("utf-8"), regex.MULTILINE) for p in self.plan.python_patterns]
 
     @staticmethod
     def _flags() -> int:
         return _hs.HS_FLAG_MULTILINE | _hs.HS_FLAG_ALLOWEMPTY  # type: ignore[union-attr]
+
+    def _compiles_all(self, patterns: list[str]) -> bool:
+        try:
+            self._build(patterns)
+            return True
+        except Exception:
+            return False
 
     def _compiles(self, pattern: str) -> bool:
         try:
@@ -135,12 +233,8 @@ class Scanner:
                 ends.append(to)
 
             self._db.scan(block, match_event_handler=on_match)
-        if self._python:
-            text = block.decode("utf-8", errors="replace")
-            for rx in self._python:
-                for m in rx.finditer(text):
-                    # Map a text offset back to a byte offset (exact for ASCII prefixes).
-                    ends.append(len(text[:m.end()].encode("utf-8", errors="replace")))
+        for rx in self._python:
+            ends.extend(m.end() for m in rx.finditer(block))
         if not ends:
             return []
         starts = set()

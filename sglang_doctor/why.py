@@ -46,7 +46,8 @@ class WhyTrace:
 
 
 def _show(v: Any) -> str:
-    s = repr(v) if isinstance(v, str) else str(v)
+    # Redacted before it is cut, so a cut can never leave a secret too short to recognise.
+    s = redact_text(repr(v) if isinstance(v, str) else str(v))
     return s if len(s) <= MAX_VALUE_CHARS else s[:MAX_VALUE_CHARS] + "…"
 
 
@@ -103,7 +104,7 @@ def explain(trace: WhyTrace, rules: list[Any], report: Any, results: list[Any],
             suppressed: list[Any] | None = None, disabled: list[str] | None = None,
             hosts: bool = False) -> list[str]:
     """Lines explaining each rule's fate on each input, redacted like the report."""
-    from .engine import _names_for
+    from .engine import _names_for, build_finding
 
     contexts = _contexts(report, results)
     reported = {(f.rule, f.evidence[0].input if f.evidence else 0) for f in report.findings}
@@ -146,11 +147,11 @@ def explain(trace: WhyTrace, rules: list[Any], report: Any, results: list[Any],
                 lines.append(head + f"{gate}; no pattern matched → no finding")
                 continue
             lines.append(head + f"{gate}; {rh.count} matched")
-            names = _names_for(r, rh.hits[0], ctx, rh.count)
-            held = True
+            # The engine's own verdict; the lines below show the values it was decided on.
+            held = build_finding(rh, ctx, t.index) is not None
+            names = _names_for(r, max(rh.hits, key=lambda h: len(h.captures)), ctx, rh.count)
             for c in r.conditions:
                 ok, text = describe_condition(c, names)
-                held = held and ok
                 lines.append(f"      {'✓' if ok else '✗'} {text}")
             if not r.conditions:
                 lines.append("      (no conditions)")

@@ -32,7 +32,7 @@ headers = st.sampled_from(["", "[2025-01-01 10:00:00] ", "[2025-01-01 10:00:00 D
 def test_scanner_finds_every_line_a_full_regex_matches(pats, body):
     from sglang_doctor.reader import clean
 
-    compiled = [regex.compile(p) for p in pats]
+    compiled = [regex.compile(p, regex.ASCII) for p in pats]  # as rules.Pattern compiles them
     sc = scan.Scanner(pats)
     raw_lines = [h + b for h, b in body]
     block = ("\n".join(raw_lines) + "\n").encode("utf-8")

@@ -1,20 +1,24 @@
-"""Reporters: one module per output format, all rendering the same Report."""
+"""Reporters: one module per output format, all rendering the same (already redacted) Report.
+
+Every reporter is `write(report, out, **kw)`; keywords a format does not use are ignored:
+`quiet`, `color` (text), `fail_on` (which severities are failures: junit), `rules` (the
+loaded Rule objects, for the rule descriptors of sarif).
+"""
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Callable, TextIO
 
 from ..model import Report
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "sarif", "github", "markdown", "junit")
+_MODULE = {"text": "text", "json": "json_out", "sarif": "sarif", "github": "github",
+           "markdown": "markdown", "junit": "junit"}
 
 
 def get_reporter(fmt: str) -> Callable[..., None]:
-    if fmt == "json":
-        from .json_out import write
-    else:
-        from .text import write
-    return write
+    return import_module(f".{_MODULE.get(fmt, 'text')}", __name__).write  # type: ignore[no-any-return]
 
 
 def write_report(report: Report, fmt: str, out: TextIO, **kw: object) -> None:
