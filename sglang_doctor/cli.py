@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 import click
 
 from . import __version__
+from .reader import InputError
 from .report import FORMATS
 from .suppress import DEFAULT_BASELINE
 
@@ -259,14 +260,58 @@ def main() -> None:
 
 @main.command()
 @click.argument("files", nargs=-1, type=click.Path())
+@click.option("-f", "--follow", is_flag=True,
+              help="Follow a growing file or a live pipe; print findings as they happen (JSON: one line each).")
 @common_options
-def check(files: tuple[str, ...], **opts: Any) -> None:
+def check(files: tuple[str, ...], follow: bool = False, **opts: Any) -> None:
     """Read logs (files, directories of *.log, or stdin) and report what went wrong."""
+    if follow:
+        _follow(files, _settings(opts))
     names = _expand(files) if files else ["-"]
     if names == ["-"] and sys.stdin.isatty():
         click.echo("sglang-doctor: reading a log from standard input (pipe one in: docker logs NAME 2>&1 | "
                    "sglang-doctor); end with Ctrl-D", err=True)
     _diagnose(_settings(opts), names)
+
+
+def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
+    """--follow: one input; findings stream out as they happen, the summary at the end."""
+    import json
+
+    from .follow import follow
+    from .redact import redact
+
+    if len(files) > 1:
+        _die("--follow takes one file (or stdin)")
+    source = files[0] if files else "-"
+    printed: list[Any] = []
+
+    def emit(finding: Any) -> None:
+        data = redact(finding.model_dump(by_alias=True, exclude_none=True, mode="json"), hosts=st.redact_hosts)
+        try:
+            if st.fmt == "json":
+                sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+            else:
+                from .model import Finding
+                from .report.text import write_finding
+
+                write_finding(Finding.model_validate(data), sys.stdout, [source if source != "-" else "<stdin>"], color=st.color)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_broken_pipe()
+        printed.append(finding)
+
+    try:
+        report = follow(source, st.rules, emit, st.command)
+    except InputError as e:
+        _die(str(e))
+    s = report.summary
+    if st.fmt == "json":
+        sys.stdout.write(json.dumps({"summary": s, "inputs": [i.model_dump() for i in report.inputs]}) + "\n")
+    else:
+        click.echo(f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info"
+                   if report.findings else "✓ no known problem found")
+    sys.exit(_exit_code(s, st.fail_on))
 
 
 def _expand(files: tuple[str, ...]) -> list[str]:

@@ -60,6 +60,13 @@ def _finding(console: Console, f: Finding, inputs: list[str], multi: bool) -> No
     console.print()
 
 
+def write_finding(f: Finding, out: TextIO, inputs: list[str], color: bool | None = None) -> None:
+    """One finding block on its own (used by --follow as findings happen)."""
+    console = Console(file=out, highlight=False, soft_wrap=True,
+                      force_terminal=color if color else None, no_color=(color is False) or None)
+    _finding(console, f, inputs, False)
+
+
 def _startup(console: Console, s: dict[str, Any]) -> None:
     parts = []
     if s.get("phases"):

@@ -1,0 +1,68 @@
+"""--follow on a growing file and on a pipe: findings appear within 0.5 s of their last line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(sys.executable).parent / "sglang-doctor"
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+
+HEAD = """[2026-05-02 09:14:12] Load weight begin. avail mem=23.21 GB
+[2026-05-02 09:14:25] Load weight end. elapsed=13.30 s, type=Qwen3_5ForConditionalGeneration, quant=compressed-tensors, avail mem=4.16 GB, mem usage=19.05 GB.
+[2026-05-02 09:14:25] KV Cache is allocated. dtype: torch.float16, #tokens: 21482, K size: 0.66 GB, V size: 0.66 GB
+"""
+CRASH = """[2026-05-02 09:14:33] Scheduler hit an exception: Traceback (most recent call last):
+  File "/sgl-workspace/sglang/python/sglang/srt/layers/attention/linear/gdn_backend.py", line 438, in forward_extend
+    conv_states[forward_metadata.conv_states_mask_indices] = mixed_qkv_to_track
+RuntimeError: Index put requires the source and destination dtypes match, got BFloat16 for the destination and Half for the source.
+"""
+
+
+def _read_lines(proc: subprocess.Popen, sink: list[tuple[float, str]]) -> None:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        sink.append((time.monotonic(), line))
+
+
+def test_follow_file_prints_finding_within_half_a_second(tmp_path):
+    log = tmp_path / "live.log"
+    log.write_text(HEAD)
+    proc = subprocess.Popen([str(SCRIPT), "--follow", "--format", "json", str(log)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    got: list[tuple[float, str]] = []
+    t = threading.Thread(target=_read_lines, args=(proc, got), daemon=True)
+    t.start()
+    time.sleep(1.0)  # the tool is up and has read the head
+    with open(log, "a") as fh:  # a writer appending, as a server would
+        fh.write(CRASH)
+        fh.flush()
+        written = time.monotonic()
+    deadline = written + 5
+    while time.monotonic() < deadline and not any("index-put-dtype-mismatch" in ln for _, ln in got):
+        time.sleep(0.02)
+    hit = [ts for ts, ln in got if "index-put-dtype-mismatch" in ln]
+    assert hit, got
+    latency = hit[0] - written
+    assert latency < 0.5, latency
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=10)
+    t.join(timeout=5)
+    summary = json.loads(got[-1][1])
+    assert summary["summary"]["error"] == 1
+    assert proc.returncode == 1
+    assert "Traceback" not in (proc.stderr.read() if proc.stderr else "")
+
+
+def test_follow_pipe_ends_with_summary_at_eof():
+    proc = subprocess.run([str(SCRIPT), "--follow"], input=HEAD + CRASH, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1
+    assert "SGD401" in proc.stdout and "1 error(s)" in proc.stdout
