@@ -54,6 +54,8 @@ def launch_flag_unknown(ctx: Context) -> list[CheckHit]:
             continue
         near = flags.nearest(a.flag, release)
         caps = {"flag": a.flag, "release": shown, "stated": "yes" if release else "no"}
+        if a.value is not None:
+            caps["value"] = a.value
         if near:
             caps["nearest"] = near
         out.append(CheckHit(ctx.command_line or 0, ctx.command or "", caps))
@@ -74,6 +76,8 @@ def launch_flag_deprecated(ctx: Context) -> list[CheckHit]:
         if spec is None or not spec.deprecated:
             continue
         caps = {"flag": a.flag, "release": release}
+        if a.value is not None:
+            caps["value"] = a.value
         if spec.replacement:
             caps["replacement"] = spec.replacement
         if spec.hint:

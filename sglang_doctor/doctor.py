@@ -8,7 +8,7 @@ from typing import Any
 import io
 
 from .engine import InputResult, Matcher, analyze_chunks
-from .model import Finding, InputInfo, Report
+from .model import Finding, FixOut, InputInfo, Report
 from .reader import InputError, iter_chunks, open_input
 from .redact import redact
 from .rules import Rule
@@ -133,7 +133,7 @@ def _spell_flags(findings: list[Finding], version: str | None) -> None:
         for fix in f.fixes:
             if fix.versions and not in_range(version, fix.versions):
                 continue
-            if fix.kind == "flag" and fix.flag:
+            if fix.kind == "flag" and fix.flag and fix.action != "remove":  # a removal names what the user typed
                 spelled = spell_for(fix.flag, version)
                 if spelled is None:
                     continue
@@ -163,6 +163,8 @@ def corrected_command(command: str | None, findings: list[Finding], ctx: Any) ->
             if key in taken:
                 continue
             taken.add(key)
+            if fix.kind == "flag" and fix.replaces:
+                chosen.append(FixOut(kind="flag", flag=fix.replaces, action="remove"))
             chosen.append(fix)
     if not chosen:
         return None

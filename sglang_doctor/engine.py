@@ -249,8 +249,20 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
             frm = str(cur)
     if value is not None and frm is not None and value == frm and fix.action in ("raise", "lower"):
         return None  # nothing to change
+    replaces = None
+    if fix.replaces:
+        try:
+            replaces = expr.render(fix.replaces, names)
+        except expr.MissingValue:
+            replaces = None
+        if replaces == flag:
+            replaces = None
+        elif replaces and frm is None:
+            old = ctx.server_args.get(_field_of(replaces), ctx.launch_args.get(_field_of(replaces)))
+            if value is None and old is not None and not isinstance(old, (bool, dict, list)):
+                value = str(old)  # a rename keeps the user's value
     return FixOut(kind=fix.kind, flag=flag, name=fix.name, action=fix.action,
-                  value=value, text=text, versions=fix.versions, **{"from": frm})
+                  value=value, text=text, replaces=replaces, versions=fix.versions, **{"from": frm})
 
 
 def _names_for(rule: Rule, hit: Hit, ctx: Context, count: int = 1) -> dict[str, Any]:

@@ -36,6 +36,7 @@ class FixOut(_M):
     from_: str | None = Field(None, alias="from")
     value: str | None = None
     text: str | None = None
+    replaces: str | None = None  # a renamed flag: the old spelling this fix removes
     versions: str | None = Field(None, exclude=True)  # internal: releases the fix applies to
 
 

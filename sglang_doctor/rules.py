@@ -114,6 +114,8 @@ class Fix(_Strict):
     action: FixAction | None = None
     value: str | None = None  # a template: "{capture}" / "{let_name:.2f}"
     text: str | None = None  # for kind note; also an optional one-line reason on any fix
+    # For a renamed flag: the flag this one replaces (removed from the command, its value kept).
+    replaces: str | None = None
     when: list[Condition] = []
     # Releases this fix applies to, when narrower than the rule's (a flag added later);
     # dropped for a log whose release is known and outside this range.

@@ -13,7 +13,9 @@ def describe_fix(fix: FixOut) -> str:
         return fix.text or ""
     if fix.kind in ("flag", "docker"):
         where = "docker run " if fix.kind == "docker" else ""
-        if a == "remove":
+        if fix.replaces:
+            s = f"{where}{fix.replaces} → {fix.flag}" + (f" {fix.value}" if fix.value is not None else "")
+        elif a == "remove":
             s = f"remove {where}{fix.flag}"
         elif a == "add" and not fix.value:
             s = f"add {where}{fix.flag}"
