@@ -52,7 +52,8 @@ def write_log(path: Path, size_bytes: int, seed: int = 0) -> None:
         fh.writelines(demo[:crash_at - 1])
         written = fh.tell()
         while written < size_bytes:
-            block = "\n".join(serving_lines(rng, 20000)) + "\n"
+            n = max(100, min(20000, (size_bytes - written) // 200))  # ~200 bytes a line: stop near the size
+            block = "\n".join(serving_lines(rng, n)) + "\n"
             fh.write(block)
             written += len(block)
         fh.writelines(demo[crash_at - 1:])

@@ -63,8 +63,11 @@ class _ScannerCache:
 
 
 def diagnose(names: list[str], rules: list[Rule], options: Options | None = None,
-             texts: dict[str, str] | None = None) -> Run:
-    """Analyze each input (a path, '-' for stdin, or a name whose text is in `texts`)."""
+             texts: dict[str, str] | None = None, progress: Any = None) -> Run:
+    """Analyze each input (a path, '-' for stdin, or a name whose text is in `texts`).
+
+    `progress` (see progress.py) is told of each input read from a file or stdin.
+    """
     options = options or Options()
     matcher = Matcher(rules)
     matcher.trace = options.trace
@@ -80,7 +83,8 @@ def diagnose(names: list[str], rules: list[Rule], options: Options | None = None
             else:
                 stream = open_input(name)
             try:
-                result = analyze_chunks(iter_chunks(stream), matcher, index, scanner, options.command)
+                tick = progress.start(info.name, stream) if progress is not None and not texts else None
+                result = analyze_chunks(iter_chunks(stream), matcher, index, scanner, options.command, tick)
             finally:
                 if name != "-":
                     stream.close()
@@ -94,6 +98,10 @@ def diagnose(names: list[str], rules: list[Rule], options: Options | None = None
         run.results.append(result)
         run.report.findings.extend(result.findings)
         run.warnings.extend(w for w in result.warnings if w not in run.warnings)
+    if len(run.results) > 1:  # logs of one deployment: root cause and consequences across them
+        from .attribution import attribute
+
+        run.report.findings = attribute(run.report.findings, rules, [i.name for i in run.report.inputs])
     _fill_context(run, options)
     run.report.count()
     data = redact(run.report.to_json_dict(), hosts=options.redact_hosts)
@@ -112,6 +120,14 @@ def _fill_context(run: Run, options: Options) -> None:
     if version:
         ctx["sglang_version"] = version
     command = options.command or next((r.context.command for r in run.results if r.context.command), None)
+    if command is None and primary.server_args:
+        from .rebuild import rebuild_command
+        from .spelling import releases_of
+
+        rels = releases_of(version)
+        command = rebuild_command(primary.server_args, rels[-1] if rels else None)
+        if command:
+            ctx["command_source"] = "rebuilt from the server_args line (resolved values)"
     if command:
         ctx["command"] = command
     run.report.context = ctx

@@ -71,6 +71,7 @@ _VERSION_RE = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def version_key(v: str) -> tuple:
     """Sort key following PEP 440 order for the forms SGLang uses.
 
@@ -294,6 +295,11 @@ _CLAUSE_RE = re.compile(r"(>=|<=|==|!=|>|<|=)?\s*([^\s<>=!]+)")
 
 
 def releases_in_range(spec: str) -> list[str]:
+    return list(_releases_in_range(spec))
+
+
+@lru_cache(maxsize=1024)
+def _releases_in_range(spec: str) -> tuple[str, ...]:
     """Registry releases (oldest -> newest) matching a range ``spec``.
 
     Syntax (bounds need not be releases in the registry)::
@@ -310,13 +316,13 @@ def releases_in_range(spec: str) -> list[str]:
     known = releases()
     spec = spec.strip()
     if spec in ("", "*"):
-        return known
+        return tuple(known)
     keep = known
     for clause in (c.strip() for c in spec.split(",")):
         if not clause or clause == "*":
             continue
         keep = [r for r in keep if _match_clause(r, clause)]
-    return keep
+    return tuple(keep)
 
 
 def _match_clause(release: str, clause: str) -> bool:

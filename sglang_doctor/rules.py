@@ -151,7 +151,8 @@ class Docs(_Strict):
 
 class Rule(_Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{2,63}$")
-    code: str = Field(pattern=r"^SGD\d{3}$")
+    # Built-in rules use SGD100-SGD999; four digits (SGD1000+) are left to users' own rules.
+    code: str = Field(pattern=r"^SGD\d{3,4}$")
     title: str = Field(min_length=5, max_length=120)
     severity: Severity
     family: str

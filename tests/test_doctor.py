@@ -55,3 +55,13 @@ def test_corrected_command_from_option(rules, demo_dir):
     assert rep.corrected_command is not None
     assert "--dtype bfloat16" in rep.corrected_command and "half" not in rep.corrected_command
     assert "sk-secret123456789012" not in rep.corrected_command
+
+
+def test_command_rebuilt_from_server_args_when_none_given(rules, demo_dir):
+    text = (demo_dir / "qwen3.6-27b-awq-dtype-crash.log").read_text().split("\n", 1)[1]  # no '# cmd:' line
+    rep = run_text(text, rules)
+    assert rep.context["command_source"].startswith("rebuilt")
+    cmd = rep.corrected_command or ""
+    assert cmd.startswith("python3 -m sglang.launch_server --model-path /models/Qwen3.6-27B-AWQ-INT4")
+    assert "--mem-fraction-static 0.92" in cmd and "--dtype bfloat16" in cmd
+    assert "--tp-size" not in cmd  # equal to the release default: left out

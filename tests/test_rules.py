@@ -26,7 +26,7 @@ def test_every_rule_has_fix_or_reason_and_docs(rules):
 
 
 GOOD = """id: my-rule
-code: SGD999
+code: SGD1999
 title: A user rule for a test
 severity: warning
 family: test
@@ -56,7 +56,7 @@ def test_user_rule_loads(tmp_path):
 
 @pytest.mark.parametrize("broken, field", [
     (GOOD.replace("severity: warning", "severity: fatal"), "severity"),
-    (GOOD.replace("code: SGD999", "code: X1"), "code"),
+    (GOOD.replace("code: SGD1999", "code: X1"), "code"),
     (GOOD.replace("'Something odd happened'", "'(unclosed'"), "match.any.0.regex"),
     (GOOD.replace("    action: add\n", ""), "fixes.0"),
     (GOOD.replace("explanation: odd\n", ""), "explanation"),
@@ -87,7 +87,7 @@ def test_python_tags_are_not_executed(tmp_path):
 
 def test_duplicate_code_with_builtin_is_refused(tmp_path):
     with pytest.raises(RuleLoadError, match="code"):
-        load_rules([write_rule(tmp_path, GOOD.replace("SGD999", "SGD101"))])
+        load_rules([write_rule(tmp_path, GOOD.replace("SGD1999", "SGD101"))])
 
 
 def test_required_literal():
