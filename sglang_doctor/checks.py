@@ -21,11 +21,7 @@ class CheckHit:
 
 
 def _command_args(ctx: Context) -> tuple[list, str | None]:
-    from .command import parse_command
-
-    if not ctx.command:
-        return [], None
-    cmd = parse_command(ctx.command)
+    cmd = ctx.parsed_command
     if cmd is None:
         return [], None
     return [a for a in cmd.args if a.flag.startswith("--")], cmd.launcher and " ".join(cmd.launcher)

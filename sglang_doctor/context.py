@@ -77,6 +77,7 @@ class Context:
         self.command: str | None = None
         self.command_line: int | None = None  # the `# cmd:` line it came from
         self.launch_args: dict[str, Any] = {}  # flags of the launch command, as server_args fields
+        self._parsed: tuple[str | None, Any] | None = None
         self.first_ts: str | None = None
         self.throughput: list[float] = []  # decode gen throughput samples, decimated when full
         self._tp_stride = 1
@@ -164,11 +165,18 @@ class Context:
             self.timeline.append((phase, rec.ts, rec.start))
 
     # -- derived facts at the end --------------------------------------------------
-    def _read_command(self) -> None:
-        """Flags of the launch command as typed values; whether it runs in docker."""
+    @property
+    def parsed_command(self) -> Any:
+        """The launch command parsed once (None when there is none or it is not a launch)."""
         from .command import parse_command
 
-        cmd = parse_command(self.command or "")
+        if self._parsed is None or self._parsed[0] != self.command:
+            self._parsed = (self.command, parse_command(self.command) if self.command else None)
+        return self._parsed[1]
+
+    def _read_command(self) -> None:
+        """Flags of the launch command as typed values; whether it runs in docker."""
+        cmd = self.parsed_command
         if cmd is None:
             return
         self.set("launch.docker", cmd.docker is not None, self.command_line)
