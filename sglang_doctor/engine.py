@@ -19,7 +19,7 @@ import regex
 from . import expr
 from .context import Context
 from .model import Evidence, Finding, FixOut
-from .records import Record, Segmenter
+from .records import Record, Segmenter, glog_time, parse_header
 from .reader import Line, decode_line, lines_of_chunk
 from .rules import SEVERITY_RANK, Condition, Fix, Pattern, Rule
 
@@ -34,6 +34,7 @@ class Hit:
     text: str
     captures: dict[str, str]
     rank: str
+    ts: str | None = None  # the record's logged time (ISO, to the second), see _Analysis.last_ts
 
 
 @dataclass(slots=True)
@@ -113,7 +114,8 @@ def _evidence_line(rec: Record, target: str, m: regex.Match[str]) -> tuple[int, 
     return rec.start, rec.lines[0].text
 
 
-def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits]) -> None:
+def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits], last_ts: str | None = None) -> None:
+    """`last_ts`: the time of the latest header line before `rec`, for a record logged without one."""
     trace = matcher.trace
     for rule in matcher.candidates(rec.text):
         if trace is not None:
@@ -141,7 +143,8 @@ def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits]) -> No
             if len(rh.hits) < MAX_EVIDENCE:
                 line, text = _evidence_line(rec, target, m)
                 caps = {**extra, **{k: v for k, v in m.groupdict().items() if v is not None}}
-                rh.hits.append(Hit(line, text, caps, rec.rank))
+                ts = rec.ts or glog_time(rec.lines[0].text, last_ts) or last_ts
+                rh.hits.append(Hit(line, text, caps, rec.rank, ts.replace(" ", "T") if ts else None))
             break
 
 
@@ -298,7 +301,7 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
         except expr.MissingValue:
             continue
     fixes = [f for f in (_render_fix(fx, names, ctx) for fx in rule.fixes) if f is not None]
-    evidence = [Evidence(input=input_index, line=h.line, text=h.text) for h in rh.hits]
+    evidence = [Evidence(input=input_index, line=h.line, text=h.text, ts=h.ts, rank=h.rank or None) for h in rh.hits]
     return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=rule.title,
                    explanation=" ".join(p for p in parts if p), evidence=evidence,
                    captures=dict(hit.captures), fixes=fixes, occurrences=rh.count,
@@ -316,7 +319,8 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
             if r.consequence:
                 f.consequence_of = root_rule.id
                 f.severity = "info"
-                f.explanation = (f"Follows from {root.code} ({root_rule.id}, line "
+                where = f" on {root.evidence[0].rank}" if root.evidence[0].rank else ""
+                f.explanation = (f"Follows from {root.code} ({root_rule.id}{where}, line "
                                  f"{root.evidence[0].line}). " + f.explanation).strip()
 
     def key(rf: tuple[Rule, Finding]) -> tuple[int, int, int, int, int]:
@@ -351,17 +355,20 @@ class _Analysis:
         self.hits: dict[str, RuleHits] = {}
         self.seg = Segmenter()
         self.slow = 0
+        self.last_ts: str | None = None  # latest header time seen: the time of header-less records after it
 
     def feed(self, line: Line) -> None:
         self.slow += 1
         for rec in self.seg.feed(line):
             self.ctx.observe(rec)
-            match_record(rec, self.matcher, self.hits)
+            if rec.ts:
+                self.last_ts = rec.ts
+            match_record(rec, self.matcher, self.hits, self.last_ts)
 
     def finish(self, command: str | None = None) -> None:
         for rec in self.seg.finish():
             self.ctx.observe(rec)
-            match_record(rec, self.matcher, self.hits)
+            match_record(rec, self.matcher, self.hits, self.last_ts)
         if command:  # the user's --cmd wins over a `# cmd:` line in the log
             self.ctx.command, self.ctx.command_line = command, None
         self.ctx.finish()
@@ -375,15 +382,32 @@ class _Analysis:
             if self.seg.idle:
                 nxt = next(targets, None)
                 if nxt is None:
+                    self.skipped(block, pos, end)
                     return
                 if nxt < pos:
                     continue
+                self.skipped(block, pos, nxt)
                 number += block.count(b"\n", pos, nxt)
                 pos = nxt
             nl = block.find(b"\n", pos)
             self.feed(Line(number, decode_line(block[pos:nl])))
             number += 1
             pos = nl + 1
+
+
+    def skipped(self, block: bytes, lo: int, hi: int) -> None:
+        """Lines the scanner skipped: the time of the last header among them is the time of the
+        header-less lines that follow, as on the line-by-line path."""
+        for _ in range(8):  # a "[20" that starts no header (bs=[20, 40]) costs one more look
+            i = block.rfind(b"[20", lo, hi)
+            if i < 0:
+                return
+            start = block.rfind(b"\n", lo, i) + 1 or lo
+            header = parse_header(decode_line(block[start:block.find(b"\n", i)]))
+            if header is not None:
+                self.last_ts = header.ts
+                return
+            hi = start
 
 
 def run_checks(matcher: Matcher, ctx: Context, hits: dict[str, RuleHits]) -> None:
@@ -398,8 +422,10 @@ def run_checks(matcher: Matcher, ctx: Context, hits: dict[str, RuleHits]) -> Non
 
 
 def analyze_chunks(chunks: Iterable[tuple[int, bytes]], matcher: Matcher, input_index: int = 0,
-                   scanner_factory: Callable[[], Any] | None = None, command: str | None = None) -> InputResult:
-    """One input, block by block; `scanner_factory` gives the stage-one scanner (or None)."""
+                   scanner_factory: Callable[[], Any] | None = None, command: str | None = None,
+                   progress: Callable[[int], None] | None = None) -> InputResult:
+    """One input, block by block; `scanner_factory` gives the stage-one scanner (or None);
+    `progress` is called once per block with the bytes read so far."""
     a = _Analysis(matcher)
     scanner: Any = None
     size = 0
@@ -407,6 +433,8 @@ def analyze_chunks(chunks: Iterable[tuple[int, bytes]], matcher: Matcher, input_
     block = b""
     for first, block in chunks:
         size += len(block)
+        if progress is not None:
+            progress(size)
         if scanner_factory is None or (first == 1 and len(block) < SMALL_INPUT_BYTES):
             for line in lines_of_chunk(first, block):
                 a.feed(line)

@@ -26,6 +26,10 @@ class Evidence(_M):
     input: int
     line: int
     text: str
+    # When the line was logged (ISO 8601, to the second, the log's own clock): the header of its
+    # record, or for a line logged without one the latest header before it. None when unknown.
+    ts: str | None = None
+    rank: str | None = None  # the logging process's rank tags ("TP0", "DP1 TP3"), when it has them
 
 
 class FixOut(_M):
