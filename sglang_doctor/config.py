@@ -81,12 +81,9 @@ def find_config(start: Path | None = None) -> Path | None:
 
 
 def _read_table(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read config: {getattr(e, 'strerror', None) or e}") from None
+    from .reader import read_small_text
+
+    text = read_small_text(path, "config", ConfigError)
     if path.name.endswith(".toml"):
         try:
             data = tomllib.loads(text)

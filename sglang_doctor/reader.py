@@ -163,3 +163,13 @@ def iter_lines(path: str) -> Iterator[Line]:
 
 def iter_lines_from_text(text: str) -> Iterator[Line]:
     yield from iter_lines_from_binary(io.BytesIO(text.encode("utf-8", errors="replace")))
+
+
+def read_small_text(path: Path, what: str, error: type[Exception]) -> str:
+    """A small settings file (config, baseline) as text, or `error` with a one-line reason."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{path}: {what} file not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise error(f"{path}: cannot read {what}: {getattr(e, 'strerror', None) or e}") from None

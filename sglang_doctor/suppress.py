@@ -93,12 +93,9 @@ class Entry:
 
 
 def load_baseline(path: Path) -> list[Entry]:
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BaselineError(f"{path}: baseline file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise BaselineError(f"{path}: cannot read baseline: {getattr(e, 'strerror', None) or e}") from None
+    from .reader import read_small_text
+
+    raw = read_small_text(path, "baseline", BaselineError)
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as e:

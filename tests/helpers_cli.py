@@ -35,3 +35,9 @@ def cache_builtin_rules(monkeypatch) -> None:
         return list(_BUILTIN)
 
     monkeypatch.setattr(rules_mod, "load_rules", cached)
+
+
+def isolate(tmp_path, monkeypatch) -> None:
+    """Run in an empty directory (no config or baseline from the machine) with the rules cached."""
+    monkeypatch.chdir(tmp_path)
+    cache_builtin_rules(monkeypatch)

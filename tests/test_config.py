@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers_cli import cache_builtin_rules, run
+from helpers_cli import isolate, run
 from sglang_doctor.config import Config, ConfigError, apply_to_rules, find_config, load_config, resolve_config
 
 DEMO = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
@@ -18,8 +18,7 @@ CRASH = "qwen3.6-27b-awq-dtype-crash.log"
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    cache_builtin_rules(monkeypatch)
+    isolate(tmp_path, monkeypatch)
 
 
 @pytest.fixture

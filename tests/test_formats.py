@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helpers_cli import cache_builtin_rules, run
+from helpers_cli import isolate, run
 from sglang_doctor.model import Evidence, Finding, FixOut, InputInfo, Report
 from sglang_doctor.report import FORMATS
 from sglang_doctor.report import github as gh
@@ -31,8 +31,7 @@ HF = "hf_AbCdEfGhIjKlMnOpQrStUv"
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path, monkeypatch):
     """No config, baseline or GitHub environment from the machine running the tests."""
-    monkeypatch.chdir(tmp_path)
-    cache_builtin_rules(monkeypatch)
+    isolate(tmp_path, monkeypatch)
     for var in ("GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "SGLANG_DOCTOR_DOCS_URL"):
         monkeypatch.delenv(var, raising=False)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers_cli import cache_builtin_rules, run
+from helpers_cli import isolate, run
 from sglang_doctor.report import FORMATS
 from sglang_doctor.suppress import (BaselineError, fingerprint, inline_ignores, input_key, load_baseline,
                                     read_head)
@@ -23,8 +23,7 @@ MFS = "qwen3.6-27b-mamba-mfs-0.80.log"
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    cache_builtin_rules(monkeypatch)
+    isolate(tmp_path, monkeypatch)
 
 
 def _copy(tmp_path: Path, name: str = CRASH, to: str | None = None) -> Path:
