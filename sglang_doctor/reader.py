@@ -27,8 +27,10 @@ MAX_LINE_CHARS = 64 * 1024
 _ANSI = regex.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _CONTROL = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
-# docker logs --timestamps: RFC3339 with nanoseconds, e.g. 2025-01-02T03:04:05.123456789Z
-_DOCKER_TS = regex.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) ")
+# docker logs --timestamps: RFC3339 with nanoseconds, e.g. 2025-01-02T03:04:05.123456789Z; the
+# Kubernetes CRI log files (/var/log/pods, containerd) add the stream and a partial/full tag:
+# "2025-07-25T07:53:08.21748708+08:00 stdout F ".
+_DOCKER_TS = regex.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) (?:(?:stdout|stderr) [FP] )?")
 # docker compose: "sglang-1  | " / "sglang_1 | "
 _COMPOSE = regex.compile(r"^[\w.-]{1,64}\s+\| ")
 # kubectl logs --prefix: "[pod/name/container] "

@@ -29,6 +29,7 @@ def test_tqdm_carriage_return_keeps_last_state():
 
 @pytest.mark.parametrize("prefix", [
     "2025-06-10T14:02:11.123456789Z ",
+    "2025-07-25T07:53:08.21748708+08:00 stdout F ",  # Kubernetes CRI log file
     "sglang-1  | ",
     "[pod/sglang-0/server] ",
     "(SchedulerActor pid=1234) ",
