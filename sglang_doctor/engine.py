@@ -26,6 +26,9 @@ from .rules import SEVERITY_RANK, Condition, Fix, Pattern, Rule
 MAX_EVIDENCE = 5
 # Per-match time budget: a catastrophic user regex must not hang a run.
 MATCH_TIMEOUT_S = 0.25
+# After this many timeouts a rule is skipped for the rest of the run (a log of 100k lines
+# that all time out would otherwise take 100k x the budget).
+MAX_TIMEOUTS = 3
 
 
 @dataclass(slots=True)
@@ -66,6 +69,7 @@ class Matcher:
         self.gate = re.compile("|".join(re.escape(x) for x in literals)) if literals else None
         self.literals = literals
         self.warnings: list[str] = []
+        self.timeouts: dict[str, int] = {}  # rule id -> regex timeouts so far
         # Optional observer (--why, see why.py): told of every prefilter candidate and match.
         self.trace: Any = None
 
@@ -89,11 +93,16 @@ def _search(p: Pattern, rec: Record, matcher: Matcher, rule: Rule) -> tuple[rege
         target = "\n".join(rec.frames)
     else:
         target = rec.text
+    if matcher.timeouts.get(rule.id, 0) >= MAX_TIMEOUTS:
+        return None, target
     try:
         return p.compiled.search(target, timeout=MATCH_TIMEOUT_S), target
     except TimeoutError:
-        msg = f"rule {rule.id}: regex took longer than {MATCH_TIMEOUT_S}s on line {rec.start}; skipped there"
-        if msg not in matcher.warnings and len(matcher.warnings) < 20:
+        n = matcher.timeouts[rule.id] = matcher.timeouts.get(rule.id, 0) + 1
+        msg = f"rule {rule.id}: regex took longer than {MATCH_TIMEOUT_S}s on line {rec.start}; " + (
+            "skipped there" if n < MAX_TIMEOUTS else
+            f"rule disabled for the rest of the run after {n} timeouts (see `sglang-doctor rules lint`)")
+        if len(matcher.warnings) < 20 or n == MAX_TIMEOUTS:
             matcher.warnings.append(msg)
         return None, target
 
@@ -203,7 +212,10 @@ def check(cond: Condition, names: dict[str, Any]) -> bool:
     if op == "contains":
         return str(want).lower() in str(v).lower()
     if op == "matches":
-        return regex.search(str(want), str(v)) is not None
+        try:
+            return regex.search(str(want), str(v), timeout=MATCH_TIMEOUT_S) is not None
+        except TimeoutError:
+            return False
     if op in ("version_ge", "version_lt"):
         from .flags import version_key
 
@@ -310,13 +322,27 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
 
 def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
     """Root cause first: drop fallbacks an explained error makes redundant, mark consequences."""
-    specific_errors = [(r, f) for r, f in pairs if f.severity == "error" and not r.fallback and not r.consequence]
+    fired = {f.rule: (r, f) for r, f in pairs}
+    # A rule may name the rules it is a symptom of (`follows`): when one of them fired in this
+    # input, it is a consequence of that one.
+    follows: dict[str, tuple[Rule, Finding]] = {}
+    for r, f in pairs:
+        cause = next((fired[c] for c in r.follows if c in fired), None)
+        if cause is not None:
+            follows[r.id] = cause
+    specific_errors = [(r, f) for r, f in pairs if f.severity == "error" and not r.fallback and not r.consequence
+                       and r.id not in follows]
     kept = [(r, f) for r, f in pairs if not (r.fallback and specific_errors)]
-    roots = [(r, f) for r, f in kept if f.severity == "error" and not r.consequence]
+    for r, f in kept:
+        if r.id in follows:
+            cr, cf = follows[r.id]
+            f.consequence_of, f.severity = cr.id, "info"
+            f.explanation = f"Follows from {cf.code} ({cr.id}, line {cf.evidence[0].line}). " + f.explanation
+    roots = [(r, f) for r, f in kept if f.severity == "error" and not r.consequence and r.id not in follows]
     if roots:
         root_rule, root = min(roots, key=lambda rf: (rf[1].evidence[0].line, -rf[0].priority))
         for r, f in kept:
-            if r.consequence:
+            if r.consequence and r.id not in follows:
                 f.consequence_of = root_rule.id
                 f.severity = "info"
                 where = f" on {root.evidence[0].rank}" if root.evidence[0].rank else ""
@@ -325,7 +351,7 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
 
     def key(rf: tuple[Rule, Finding]) -> tuple[int, int, int, int, int]:
         r, f = rf
-        return (SEVERITY_RANK[f.severity], int(r.consequence), int(r.fallback),
+        return (SEVERITY_RANK[f.severity], int(r.consequence or r.id in follows), int(r.fallback),
                 f.evidence[0].line if f.evidence else 0, -r.priority)
 
     return [f for _, f in sorted(kept, key=key)]
@@ -393,7 +419,6 @@ class _Analysis:
             self.feed(Line(number, decode_line(block[pos:nl])))
             number += 1
             pos = nl + 1
-
 
     def skipped(self, block: bytes, lo: int, hi: int) -> None:
         """Lines the scanner skipped: the time of the last header among them is the time of the

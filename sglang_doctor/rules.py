@@ -53,6 +53,8 @@ class Pattern(_Strict):
             regex.compile(v)
         except regex.error as e:
             raise ValueError(f"regex does not compile: {e}") from None
+        except (RecursionError, OverflowError, MemoryError):
+            raise ValueError("regex does not compile: nested too deeply or too large") from None
         return v
 
     @cached_property
@@ -103,7 +105,10 @@ class Condition(_Strict):
                 raise ValueError("op expr needs a string expression in 'value'")
             expr.compile_expr(self.value)
         if self.op == "matches":
-            regex.compile(str(self.value))
+            try:
+                regex.compile(str(self.value))
+            except (regex.error, RecursionError, OverflowError) as e:
+                raise ValueError(f"op matches: value is not a regex: {e}") from None
         return self
 
 
@@ -168,6 +173,7 @@ class Rule(_Strict):
     docs: Docs
     consequence: bool = False  # a symptom of another failure (SIGQUIT, peer timeouts)
     fallback: bool = False  # generic: dropped when a more specific error explains the input
+    follows: list[str] = []  # rule ids this one is a symptom of, when they fire in the same input
     priority: int = 50  # among findings on the same record, higher sorts first
     path: str | None = Field(None, exclude=True)
 
@@ -229,6 +235,11 @@ def _literal_runs(parsed: Any) -> list[str]:
         if op is sre_constants.SUBPATTERN and av[-1] is not None:
             # A group: its literals continue the run only if the whole group is literal.
             inner = av[-1]
+            if av[1] & sre_constants.SRE_FLAG_IGNORECASE:  # (?i:...): no literal of known case
+                if cur:
+                    runs.append("".join(cur))
+                    cur = []
+                continue
             if all(o is sre_constants.LITERAL for o, _ in inner):
                 cur.extend(chr(a) for _, a in inner)
                 continue
@@ -250,9 +261,31 @@ def _literal_runs(parsed: Any) -> list[str]:
         if cur:
             runs.append("".join(cur))
             cur = []
+        if op is sre_constants.BRANCH:
+            common = _common_literal([_literal_runs(list(alt)) for alt in av[1]])
+            if common:
+                runs.append(common)
     if cur:
         runs.append("".join(cur))
     return runs
+
+
+def _common_literal(alternatives: list[list[str]]) -> str | None:
+    """The longest string (>= 4 chars) inside a literal run of every alternative.
+
+    `image_processing_\\w+|processing_utils` both contain `processing_`, which every match
+    of the alternation therefore contains too.
+    """
+    if not alternatives or len(alternatives) > 32 or any(not runs for runs in alternatives):
+        return None  # (a bound on the work for a hostile pattern; no prefilter then)
+    first = sorted({r[:100] for r in alternatives[0]}, key=len, reverse=True)
+    for size in range(max(len(r) for r in first), 3, -1):
+        for run in first:
+            for i in range(len(run) - size + 1):
+                sub = run[i:i + size]
+                if all(any(sub in r for r in runs) for runs in alternatives[1:]):
+                    return sub
+    return None
 
 
 def required_literal(pattern: str) -> str | None:
@@ -279,6 +312,12 @@ def _loc(err: dict[str, Any]) -> str:
     return ".".join(str(p) for p in err.get("loc", ()) if p != "__root__") or "(rule)"
 
 
+def _loc_in_message(msg: str) -> tuple[str, ...]:
+    """A rule-level check names its field in the message ("let.x: ..."): the path to it."""
+    m = regex.search(r"\b(let)\.(\w+):", msg)
+    return (m[1], m[2]) if m else ()
+
+
 def load_rule_file(path: Path) -> Rule:
     try:
         raw = path.read_bytes()
@@ -286,10 +325,10 @@ def load_rule_file(path: Path) -> Rule:
         raise RuleLoadError(f"{path}: cannot read: {e.strerror or e}") from None
     if len(raw) > MAX_RULE_FILE_BYTES:
         raise RuleLoadError(f"{path}: rule file larger than {MAX_RULE_FILE_BYTES} bytes")
-    from .safe_yaml import YamlError, load_yaml
+    from .safe_yaml import YamlError, line_of, load_yaml_with_node
 
     try:
-        data = load_yaml(raw.decode("utf-8", errors="replace"))
+        data, node = load_yaml_with_node(raw.decode("utf-8", errors="replace"))
     except YamlError as e:
         raise RuleLoadError(f"{path}: {e}") from None
     if not isinstance(data, dict):
@@ -299,11 +338,14 @@ def load_rule_file(path: Path) -> Rule:
         rule = Rule.model_validate({**data, "path": str(path)})
     except ValidationError as e:
         first = e.errors()[0]
-        raise RuleLoadError(f"{path}: rule {rule_id}: field {_loc(first)}: {first['msg']}") from None
-    except expr.ExpressionError as e:
+        loc = tuple(first.get("loc", ())) or _loc_in_message(first["msg"])
+        where = f"{path}:{line}" if (line := line_of(node, loc)) else str(path)
+        raise RuleLoadError(f"{where}: rule {rule_id}: field {_loc(first)}: {first['msg']}") from None
+    except (expr.ExpressionError, RecursionError) as e:
         raise RuleLoadError(f"{path}: rule {rule_id}: {e}") from None
     if rule.id != path.stem:
-        raise RuleLoadError(f"{path}: rule {rule.id}: field id: must equal the file name '{path.stem}'")
+        raise RuleLoadError(f"{path}:{line_of(node, ('id',)) or 1}: rule {rule.id}: field id: "
+                            f"must equal the file name '{path.stem}'")
     return rule
 
 
