@@ -86,3 +86,8 @@ CHECKS: dict[str, Callable[[Context], list[CheckHit]]] = {
     "launch-flag-unknown": launch_flag_unknown,
     "launch-flag-deprecated": launch_flag_deprecated,
 }
+# The captures each check can give a hit (what its rule's templates may name; see lint.py).
+CHECK_CAPTURES: dict[str, frozenset[str]] = {
+    "launch-flag-unknown": frozenset({"flag", "release", "stated", "value", "nearest"}),
+    "launch-flag-deprecated": frozenset({"flag", "release", "value", "replacement", "hint"}),
+}

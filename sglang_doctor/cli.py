@@ -36,6 +36,13 @@ class _DefaultToCheck(click.Group):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        # Ctrl-C outside the analysis (loading rules, a second Ctrl-C): one line, status 130.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            _die("interrupted", 130)
+
 
 def _load_rules(extra: tuple[str, ...] | list[str]) -> list[Any]:
     from .rules import RuleLoadError, load_rules
@@ -185,8 +192,20 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
 
     trace = WhyTrace() if st.why else None
     sup = _suppressor(st)
-    run = diagnose(names, st.rules, Options(command=st.command, redact_hosts=st.redact_hosts, trace=trace),
-                   texts=texts)
+    from .progress import progress_for
+
+    bar = progress_for(st.fmt, st.quiet, st.color)  # only text on a terminal: never pipes or machine formats
+    interrupt, previous = _catch_sigint()
+    try:
+        run = diagnose(names, st.rules, Options(command=st.command, redact_hosts=st.redact_hosts, trace=trace,
+                                                interrupt=interrupt), texts=texts, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+        if previous is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, previous)
     if display_name is not None and run.report.inputs:
         run.report.inputs[0].name = display_name
     apply_severity(st.severity, run.report)
@@ -199,6 +218,23 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
 
         after = explain(trace, st.rules, run.report, run.results, sup.suppressed, st.disabled, st.redact_hosts)
     _emit(run, st, after)
+
+
+def _catch_sigint() -> tuple[Any, Any]:
+    """A first Ctrl-C ends the analysis early and still reports (exit 130); see doctor.Interrupt."""
+    import signal
+    import threading
+
+    from .doctor import Interrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        return None, None
+    interrupt = Interrupt()
+    try:
+        previous = signal.signal(signal.SIGINT, interrupt.handler)
+    except (ValueError, OSError):  # no signals here (embedded interpreter)
+        return None, None
+    return interrupt, previous
 
 
 def _suppress(run: Any, sup: Any, st: _Settings, paths: list[str]) -> None:
@@ -242,6 +278,8 @@ def _emit(run: Any, st: _Settings, after: list[str]) -> NoReturn:
         sys.stdout.flush()
     except BrokenPipeError:
         _quiet_broken_pipe()
+    if getattr(run, "interrupted", False):
+        _die("interrupted: the report covers the input read before Ctrl-C", 130)
     code = _exit_code(run.report.summary, st.fail_on)
     sys.exit(2 if run.errors and code == 0 else code)
 
@@ -259,7 +297,7 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("files", nargs=-1, type=click.Path())
+@click.argument("files", nargs=-1, type=click.Path(readable=False))  # the reader names unreadable files; the rest still run
 @click.option("-f", "--follow", is_flag=True,
               help="Follow a growing file or a live pipe; print findings as they happen (JSON: one line each).")
 @common_options
@@ -320,9 +358,8 @@ def _expand(files: tuple[str, ...]) -> list[str]:
         p = Path(f)
         if f != "-" and p.is_dir():
             found = sorted(x for x in p.rglob("*") if x.is_file() and (x.name.endswith(".log") or x.name.endswith(".log.gz")))
-            if not found:
-                click.echo(f"sglang-doctor: {f}: no *.log files in directory", err=True)
-            out.extend(str(x) for x in found)
+            # A directory without logs stays an input: the reader reports it (exit status 2).
+            out.extend(str(x) for x in found) if found else out.append(f)
         else:
             out.append(f)
     return out
@@ -429,6 +466,27 @@ def rules_test(rule_dirs: tuple[str, ...], only_user: bool) -> None:
         click.echo(f"FAIL {f}")
     click.echo(f"{checked - len(failures)} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)
+
+
+@rules.command("lint")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(), metavar="DIR")
+@click.option("--only-user", is_flag=True, help="Lint only the rules from --rules directories.")
+@click.option("--strict", is_flag=True, help="Also report named groups the rule never uses (captures kept "
+                                             "only as report data).")
+def rules_lint(rule_dirs: tuple[str, ...], only_user: bool, strict: bool) -> None:
+    """Find rule problems ahead of time: backtracking regexes, patterns without a literal,
+    unknown names, flags missing from the rule's releases. Exit 1 on any."""
+    from .lint import lint_rules
+
+    picked = _load_rules(rule_dirs)
+    if only_user:
+        roots = [Path(d).resolve() for d in rule_dirs]
+        picked = [r for r in picked if r.path and any(Path(r.path).resolve().is_relative_to(d) for d in roots)]
+    problems = lint_rules(picked, strict=strict)
+    for p in problems:
+        click.echo(str(p))
+    click.echo(f"sglang-doctor: {len(picked)} rules linted, {len(problems)} problem(s)", err=True)
+    sys.exit(1 if problems else 0)
 
 
 @rules.command("docs")

@@ -20,6 +20,7 @@ class Options:
     redact_hosts: bool = False
     fast: bool = True  # stage-one scanner for long logs (False: every line the slow way)
     trace: Any = None  # --why: observer of the matcher, told of each input (see why.py)
+    interrupt: Any = None  # an Interrupt: Ctrl-C ends the run early with what was read so far
 
 
 @dataclass
@@ -28,6 +29,41 @@ class Run:
     errors: list[str] = field(default_factory=list)  # inputs that could not be read
     warnings: list[str] = field(default_factory=list)
     results: list[InputResult] = field(default_factory=list)
+    interrupted: bool = False  # Ctrl-C: the report covers the input read before it
+
+
+class Interrupt:
+    """Ctrl-C during a run: stop reading at the next block and report what was read.
+
+    `handler` is the SIGINT handler (installed by the CLI). While a read blocks (a quiet
+    pipe) it raises KeyboardInterrupt there, which ends that input; otherwise it only sets
+    `requested`, and the analysis finishes the block it is on. A second Ctrl-C raises.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.reading = False
+
+    def handler(self, signum: int, frame: Any) -> None:
+        if self.requested or self.reading:
+            self.requested = True
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def wrap(self, chunks: Any) -> Any:
+        it = iter(chunks)
+        while not self.requested:
+            self.reading = True
+            try:
+                item = next(it)
+            except StopIteration:
+                return
+            except KeyboardInterrupt:
+                self.requested = True
+                return
+            finally:
+                self.reading = False
+            yield item
 
 
 class _ScannerCache:
@@ -84,7 +120,8 @@ def diagnose(names: list[str], rules: list[Rule], options: Options | None = None
                 stream = open_input(name)
             try:
                 tick = progress.start(info.name, stream) if progress is not None and not texts else None
-                result = analyze_chunks(iter_chunks(stream), matcher, index, scanner, options.command, tick)
+                chunks = iter_chunks(stream) if options.interrupt is None else options.interrupt.wrap(iter_chunks(stream))
+                result = analyze_chunks(chunks, matcher, index, scanner, options.command, tick)
             finally:
                 if name != "-":
                     stream.close()
@@ -98,6 +135,9 @@ def diagnose(names: list[str], rules: list[Rule], options: Options | None = None
         run.results.append(result)
         run.report.findings.extend(result.findings)
         run.warnings.extend(w for w in result.warnings if w not in run.warnings)
+        if options.interrupt is not None and options.interrupt.requested:
+            run.interrupted = True
+            break
     if len(run.results) > 1:  # logs of one deployment: root cause and consequences across them
         from .attribution import attribute
 
@@ -163,7 +203,7 @@ def corrected_command(command: str | None, findings: list[Finding], ctx: Any) ->
     if not command:
         return None
     try:
-        from .command import apply_fixes, parse_command, render
+        from .command import apply_fixes, parse_command, redact as placeholders, render
     except ImportError:
         return None
     cmd = parse_command(command)
@@ -187,4 +227,4 @@ def corrected_command(command: str | None, findings: list[Finding], ctx: Any) ->
     new_cmd, applied = apply_fixes(cmd, chosen)
     if not any(applied):
         return None
-    return render(new_cmd)
+    return render(placeholders(new_cmd))  # --api-key $SGLANG_API_KEY: pasteable, and no secret

@@ -27,7 +27,8 @@ class Evidence(_M):
     line: int
     text: str
     # When the line was logged (ISO 8601, to the second, the log's own clock): the header of its
-    # record, or for a line logged without one the latest header before it. None when unknown.
+    # record; for a line without one, a PyTorch C++ (c10/glog) line's own time, or else the
+    # latest header time before it. None when unknown.
     ts: str | None = None
     rank: str | None = None  # the logging process's rank tags ("TP0", "DP1 TP3"), when it has them
 

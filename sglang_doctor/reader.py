@@ -9,6 +9,7 @@ original input, 1-based.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import sys
@@ -25,7 +26,7 @@ MAX_LINE_CHARS = 64 * 1024
 
 # CSI sequences (colours, cursor moves), OSC sequences, and lone escapes.
 _ANSI = regex.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_CONTROL = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufeff]")  # + stray BOMs (concatenated files)
 
 # docker logs --timestamps: RFC3339 with nanoseconds, e.g. 2025-01-02T03:04:05.123456789Z; the
 # Kubernetes CRI log files (/var/log/pods, containerd) add the stream and a partial/full tag:
@@ -72,7 +73,11 @@ def _open_binary(path: str) -> BinaryIO:
         return sys.stdin.buffer
     p = Path(path)
     if p.is_dir():
-        raise InputError(f"{path}: is a directory")
+        import os
+
+        if not os.access(p, os.R_OK | os.X_OK):
+            raise InputError(f"{path}: permission denied")
+        raise InputError(f"{path}: is a directory without *.log or *.log.gz files")
     try:
         fh: BinaryIO = open(p, "rb")
     except FileNotFoundError:
@@ -87,6 +92,67 @@ def _open_binary(path: str) -> BinaryIO:
     return fh
 
 
+_BOMS_UTF16 = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _raw_blocks(stream: BinaryIO) -> Iterator[bytes]:
+    """The stream's bytes, CHUNK_SIZE at a time, as UTF-8.
+
+    A UTF-8 byte-order mark is dropped. UTF-16 with a byte-order mark (what Windows
+    PowerShell's `>` writes) is transcoded: the byte-level scanner and the header regexes
+    only ever see UTF-8.
+    """
+    decoder = None
+    first = True
+    interrupted = False
+    while True:
+        if interrupted:
+            raise KeyboardInterrupt
+        try:
+            data, interrupted = _fill(stream)
+        except (OSError, EOFError) as e:  # truncated gzip, I/O errors mid-stream
+            raise InputError(f"read error: {e}") from None
+        if first:
+            first = False
+            if data[:3] == b"\xef\xbb\xbf":
+                data = data[3:]
+            elif data[:2] in _BOMS_UTF16:
+                decoder = codecs.getincrementaldecoder("utf-16")(errors="replace")
+        if decoder is not None:
+            out = decoder.decode(data, final=not data).encode("utf-8", errors="replace")
+            if out:
+                yield out
+        elif data:
+            yield data
+        if not data:
+            return
+
+
+def _fill(stream: BinaryIO) -> tuple[bytes, bool]:
+    """Up to CHUNK_SIZE bytes (fewer only at the end), and whether Ctrl-C cut the read short.
+
+    Filled by read1() calls so that a Ctrl-C while a quiet pipe blocks keeps the bytes that
+    had already arrived (a plain read(n) would drop them with the exception).
+    """
+    read1 = getattr(stream, "read1", None)
+    if read1 is None:
+        return stream.read(CHUNK_SIZE), False
+    parts: list[bytes] = []
+    n = 0
+    try:
+        while n < CHUNK_SIZE:
+            data = read1(CHUNK_SIZE - n)
+            if not data:
+                break
+            parts.append(data)
+            n += len(data)
+    except KeyboardInterrupt:
+        if not parts:
+            raise
+        return b"".join(parts), True  # the caller raises it again after this block
+    return b"".join(parts), False
+
+
 def iter_chunks(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """Blocks of whole lines: (number of the first line, bytes ending with a newline).
 
@@ -99,13 +165,7 @@ def iter_chunks(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
     carry = b""
     number = 1
     skipping = False  # inside the tail of a giant line that was already emitted
-    while True:
-        try:
-            data = stream.read(CHUNK_SIZE)
-        except (OSError, EOFError) as e:  # truncated gzip, I/O errors mid-stream
-            raise InputError(f"read error: {e}") from None
-        if not data:
-            break
+    for data in _raw_blocks(stream):
         if skipping:
             nl = data.find(b"\n")
             if nl < 0:

@@ -82,6 +82,23 @@ def parse_header(text: str) -> Header | None:
     return Header(m["ts"], m["ranks"].strip(), m["msg"])
 
 
+# PyTorch's C++ log lines (c10, glog style) - the NCCL watchdog among them - carry month, day
+# and time but no year: `[rank1]:[E0502 09:24:33.512345678 ProcessGroupNCCL.cpp:629] …`.
+_GLOG = regex.compile(r"^(?:\[rank\d+\]:)?\[?[IWEF](?P<mon>[01]\d)(?P<day>[0-3]\d) (?P<time>\d\d:\d\d:\d\d)[.\d]* ")
+
+
+def glog_time(text: str, before: str | None) -> str | None:
+    """The time of a c10/glog line as `YYYY-MM-DD HH:MM:SS`, its year from `before` (a header
+    time logged earlier; the next year when the month went backwards), None without one."""
+    if before is None or len(before) < 7:
+        return None
+    m = _GLOG.match(text)
+    if m is None:
+        return None
+    year = int(before[:4]) + (1 if m["mon"] < before[5:7] else 0)
+    return f"{year:04d}-{m['mon']}-{m['day']} {m['time']}"
+
+
 class _Traceback:
     """An open traceback being collected."""
 

@@ -1,24 +1,33 @@
 """Secrets never leave the tool: every report is redacted before any reporter sees it.
 
 Logs carry `api_key='…'` in server_args, `--api-key` in commands, Hugging Face tokens,
-bearer tokens and credentials inside URLs. Host masking is optional (--redact-hosts).
+bearer tokens and credentials inside URLs. Host masking is optional (--redact-hosts): IP
+addresses, names under common domains, and every host name the log gives in a host field
+(`--host`, `--dist-init-addr`, `dist_init_addr='node-3:5000'`, `MASTER_ADDR=…`) wherever
+that name appears again.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import regex
 
 PLACEHOLDER = "<redacted>"
 
 _SECRET_FIELDS = r"(?:admin_)?api[_-]?key|ssl_keyfile_password|hf_token|access_token|secret|password|token"
+# Unquoted values (`api_key=abc`) only for names that are never anything but a secret.
+_BARE_SECRET_FIELDS = r"(?:admin_)?api[_-]?key|ssl_keyfile_password|hf_token|access_token|password"
 _PATTERNS: list[tuple[regex.Pattern[str], str]] = [
-    # server_args repr / dict / env: api_key='x', 'api_key': 'x', API_KEY=x
-    (regex.compile(rf"(?i)(['\"]?\b(?:{_SECRET_FIELDS})['\"]?\s*[:=]\s*)(['\"])(?!None\b)[^'\"]+\2"), r"\1\2" + PLACEHOLDER + r"\2"),
+    # server_args repr / dict / env: api_key='x', 'api_key': 'x' (also cut before the closing quote)
+    (regex.compile(rf"(?i)(['\"]?\b(?:{_SECRET_FIELDS})['\"]?\s*[:=]\s*)(['\"])(?!None\2)[^'\"\n]+(\2?)"),
+     r"\1\2" + PLACEHOLDER + r"\3"),
+    (regex.compile(rf"(?i)(\b(?:{_BARE_SECRET_FIELDS})\s*[:=]\s*)(?!None\b|['\"$<\s])[^\s,;)'\"]+"),
+     r"\1" + PLACEHOLDER),
     (regex.compile(r"(\b[A-Z0-9_]*(?:TOKEN|API_KEY|SECRET|PASSWORD)=)(?!\$)[^\s'\"]+"), r"\1" + PLACEHOLDER),
     # CLI flags: --api-key X, --admin-api-key=X, --hf-token X
-    (regex.compile(r"(--(?:admin-)?api-key|--ssl-keyfile-password|--hf-token|--token)(=|\s+)(?!\$)(['\"]?)[^\s'\"]+\3"), r"\1\2\3" + PLACEHOLDER + r"\3"),
+    (regex.compile(r"(--(?:admin-)?api-key|--ssl-keyfile-password|--hf-token|--token)(=|\s+)(?![$<])(['\"]?)[^\s'\"]+\3"),
+     r"\1\2\3" + PLACEHOLDER + r"\3"),
     (regex.compile(r"\bhf_[A-Za-z0-9]{16,}\b"), "hf_" + PLACEHOLDER),
     (regex.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + PLACEHOLDER),
     (regex.compile(r"\bsk-[A-Za-z0-9_-]{12,}\b"), "sk-" + PLACEHOLDER),
@@ -30,30 +39,109 @@ _HOSTS: list[tuple[regex.Pattern[str], str]] = [
     (regex.compile(r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:internal|local|lan|corp|com|net|org|io|cloud|ai)\b", regex.I), "<host>"),
 ]
 _SECRET_KEYS = regex.compile(rf"(?i)^(?:{_SECRET_FIELDS})$")
-_SAFE_HOSTS = {"127.0.0.1", "0.0.0.0", "localhost"}
+_SAFE_HOSTS = {"127.0.0.1", "0.0.0.0", "localhost", "::", "::1"}
+
+# Fields and flags whose value names a host (SGLang launch flags, torch.distributed env).
+_HOST_FIELDS = (r"host|dist[_-]init[_-]addr|master[_-]addr|pdlb[_-]url|encoder[_-](?:register[_-])?urls|"
+                r"o[lt][tl]p[_-]traces[_-]endpoint|load[_-]publish[_-]endpoint|decoupled[_-]spec[_-]\w*endpoints?|"
+                r"remote[_-]instance[_-]weight[_-]loader[_-]seed[_-]instance[_-]ip")
+_HOST_KEYS = regex.compile(rf"(?i)^(?:{_HOST_FIELDS})$")
+_HOST_VALUES = [
+    regex.compile(rf"(?i)['\"]?\b(?:{_HOST_FIELDS})['\"]?\s*[:=]\s*['\"]?([^'\"\s,)]+(?:,[^'\"\s,)]+)*)"),
+    regex.compile(rf"(?i)--(?:{_HOST_FIELDS})(?:=|\s+)['\"]?([^'\"\s]+)"),
+]
+_HOST_NAME = regex.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+
+
+def _names_in_value(value: str) -> Iterator[str]:
+    """Host names in a host field's value: `node-3:5000`, `http://a:80,http://b:80`, `[::1]:5`."""
+    for part in value.split(","):
+        part = part.strip().strip("'\"[]")
+        part = part.split("://", 1)[-1].rsplit("@", 1)[-1]  # scheme, user info
+        m = _HOST_NAME.match(part)
+        if not m:
+            continue
+        name = m.group(0)
+        if name in _SAFE_HOSTS or name.isdigit() or name.lower() in ("none", "null", "auto") or len(name) < 2:
+            continue
+        yield name
+        short = name.split(".", 1)[0]
+        if short != name and len(short) >= 3 and any(c.isdigit() or c == "-" for c in short):
+            yield short  # node-3.cluster.internal is often called node-3 in the same log
+
+
+def _host_names(texts: Iterable[str]) -> set[str]:
+    out: set[str] = set()
+    for t in texts:
+        if not t:
+            continue
+        for rx in _HOST_VALUES:
+            for m in rx.finditer(t):
+                out.update(_names_in_value(m.group(1)))
+    return out
+
+
+class _Masker:
+    def __init__(self, hosts: bool, names: Iterable[str] = ()) -> None:
+        self.hosts = hosts
+        known = sorted({n for n in names if n not in _SAFE_HOSTS}, key=len, reverse=True)
+        self.known = (regex.compile(r"(?<![\w.-])(?:" + "|".join(regex.escape(n) for n in known) + r")(?![\w-])")
+                      if known else None)
+
+    def __call__(self, text: str) -> str:
+        for pat, repl in _PATTERNS:
+            text = pat.sub(repl, text)
+        if self.hosts:
+            for pat, repl in _HOSTS:
+                text = pat.sub(lambda m: m.group(0) if m.group(0) in _SAFE_HOSTS else repl, text)
+            if self.known is not None:
+                text = self.known.sub("<host>", text)
+        return text
 
 
 def redact_text(text: str, hosts: bool = False) -> str:
-    for pat, repl in _PATTERNS:
-        text = pat.sub(repl, text)
-    if hosts:
-        for pat, repl in _HOSTS:
-            text = pat.sub(lambda m: m.group(0) if m.group(0) in _SAFE_HOSTS else repl, text)
-    return text
+    names = _host_names([text]) if hosts else ()
+    return _Masker(hosts, names)(text)
+
+
+def _strings(obj: Any, key: str | None = None) -> Iterator[tuple[str | None, str]]:
+    if isinstance(obj, str):
+        yield key, obj
+    elif isinstance(obj, list):
+        for x in obj:
+            yield from _strings(x, key)
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _strings(v, k if isinstance(k, str) else None)
 
 
 def redact(obj: Any, hosts: bool = False) -> Any:
-    """Redact every string in a JSON-like structure; values of secret-named keys go entirely."""
+    """Redact every string in a JSON-like structure; values of secret-named keys go entirely.
+
+    With `hosts`, the host names given anywhere in a host field (a key such as
+    `dist_init_addr`, or `--dist-init-addr X` in a string) are masked everywhere.
+    """
+    names: set[str] = set()
+    if hosts:
+        found = list(_strings(obj))
+        names = _host_names(s for _, s in found)
+        for k, s in found:
+            if k is not None and _HOST_KEYS.match(k):
+                names.update(_names_in_value(s))
+    return _redact(obj, _Masker(hosts, names))
+
+
+def _redact(obj: Any, mask: _Masker) -> Any:
     if isinstance(obj, str):
-        return redact_text(obj, hosts)
+        return mask(obj)
     if isinstance(obj, list):
-        return [redact(x, hosts) for x in obj]
+        return [_redact(x, mask) for x in obj]
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
             if isinstance(k, str) and _SECRET_KEYS.match(k) and v not in (None, "", False):
                 out[k] = PLACEHOLDER
             else:
-                out[k] = redact(v, hosts)
+                out[k] = _redact(v, mask)
         return out
     return obj

@@ -340,7 +340,7 @@ def load_rule_file(path: Path) -> Rule:
         first = e.errors()[0]
         loc = tuple(first.get("loc", ())) or _loc_in_message(first["msg"])
         where = f"{path}:{line}" if (line := line_of(node, loc)) else str(path)
-        raise RuleLoadError(f"{where}: rule {rule_id}: field {_loc(first)}: {first['msg']}") from None
+        raise RuleLoadError(f"{where}: rule {rule_id}: field {_loc({'loc': loc})}: {first['msg']}") from None
     except (expr.ExpressionError, RecursionError) as e:
         raise RuleLoadError(f"{path}: rule {rule_id}: {e}") from None
     if rule.id != path.stem:

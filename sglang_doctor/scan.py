@@ -103,6 +103,9 @@ def _literal_pattern(pattern: str) -> str | None:
     return regex.escape(lit) if lit else None
 
 
+# Budget for one Python-regex pattern over one block (stage one, see hit_lines).
+PYTHON_SCAN_TIMEOUT_S = 1.0
+
 _BACKREF = regex.compile(r"\(\?P=\w+\)|\\[1-9]")
 
 
@@ -234,7 +237,9 @@ class Scanner:
 
             self._db.scan(block, match_event_handler=on_match)
         for rx in self._python:
-            ends.extend(m.end() for m in rx.finditer(block))
+            # A catastrophic pattern raises TimeoutError here: the caller reads the rest
+            # of the input line by line, where each rule's regex has its own budget.
+            ends.extend(m.end() for m in rx.finditer(block, timeout=PYTHON_SCAN_TIMEOUT_S))
         if not ends:
             return []
         starts = set()

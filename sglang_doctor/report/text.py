@@ -112,8 +112,11 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
         console.print(Text("corrected command:", style="bold green"))
         console.print(Text("  " + report.corrected_command))
         console.print()
-    if not report.findings:
+    read = [i.name for i in report.inputs if not i.error]
+    if not report.findings and report.inputs and not read:
+        console.print(Text("✗ no input could be read", style="bold red"))  # why: one line each on stderr
+    elif not report.findings:
         hidden = f" ({report.suppressed} suppressed)" if report.suppressed else ""
-        console.print(Text(f"✓ no known problem found in {', '.join(names) or 'the input'}{hidden}", style="green"))
+        console.print(Text(f"✓ no known problem found in {', '.join(read) or 'the input'}{hidden}", style="green"))
     else:
         console.print(Text(summary_line(report), style="bold"))
