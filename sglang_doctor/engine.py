@@ -349,6 +349,17 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
                 f.explanation = (f"Follows from {root.code} ({root_rule.id}{where}, line "
                                  f"{root.evidence[0].line}). " + f.explanation).strip()
 
+    else:
+        # Only symptoms of an unseen failure (another rank's log has the cause): the most telling
+        # one stays an error, the others follow from it.
+        symptoms = [(r, f) for r, f in kept if r.consequence and f.severity == "error" and r.id not in follows]
+        if len(symptoms) > 1:
+            lead_rule, lead = min(symptoms, key=lambda rf: (-rf[0].priority, rf[1].evidence[0].line))
+            for r, f in symptoms:
+                if r is not lead_rule:
+                    f.consequence_of, f.severity = lead_rule.id, "info"
+                    f.explanation = f"Follows from {lead.code} ({lead_rule.id}, line {lead.evidence[0].line}). " + f.explanation
+
     def key(rf: tuple[Rule, Finding]) -> tuple[int, int, int, int, int]:
         r, f = rf
         return (SEVERITY_RANK[f.severity], int(r.consequence or r.id in follows), int(r.fallback),
