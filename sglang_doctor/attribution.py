@@ -67,9 +67,14 @@ def attribute(findings: list[Finding], rules: list[Rule], input_names: list[str]
         on = f" on {root.evidence[0].rank}" if root.evidence and root.evidence[0].rank else ""
         for f in findings:
             ts = finding_ts(f)
-            if (f is root or not flag(f, "consequence") or f.consequence_of or ts is None or ts < root_ts
+            # Explained in its own input by a real cause (not just by another symptom there)?
+            explained = bool(f.consequence_of) and not (by_id.get(f.consequence_of) is not None
+                                                        and by_id[f.consequence_of].consequence)
+            if (f is root or not flag(f, "consequence") or explained or ts is None or ts < root_ts
                     or where(f)[0] == root_input):
                 continue
+            if f.consequence_of and f.explanation.startswith("Follows from "):
+                f.explanation = f.explanation.split("). ", 1)[-1]  # re-pointed from its input's lead symptom
             f.consequence_of = root.rule
             f.severity = "info"
             f.explanation = (f"Follows from {root.code} ({root.rule}{on}, {name} line {root_line}, at "
