@@ -50,6 +50,11 @@ def _finding(console: Console, f: Finding, inputs: list[str], multi: bool) -> No
     more = max(f.occurrences, len(f.evidence)) - min(len(f.evidence), MAX_EVIDENCE_SHOWN)
     if more > 0:
         console.print(Text(f"  … and {more} more", style="dim"))
+    if f.consequence_of:
+        # A consequence is one line: what it follows from (the JSON keeps the full explanation).
+        console.print(Text("  " + f.explanation.split(". ", 1)[0] + ".", style="dim"))
+        console.print()
+        return
     if f.explanation:
         width = max(40, min(console.width, 110) - 2)
         console.print(Text(textwrap.fill(f.explanation, width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False)))
