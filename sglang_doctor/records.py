@@ -156,6 +156,11 @@ class Segmenter:
                 out.append(self._close())
             else:
                 stripped = text.strip()
+                if stripped.startswith("# "):
+                    # A comment inside a pasted traceback (`# [...]` marks a gap in an excerpt):
+                    # part of the record, never its exception line.
+                    rec.lines.append(line)
+                    return out
                 if tb.state == "chain":
                     if stripped.startswith(_TRACEBACK_START) or not stripped:
                         rec.lines.append(line)

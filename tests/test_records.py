@@ -89,3 +89,10 @@ def test_two_tracebacks_two_records():
     one = "Traceback (most recent call last):\n  File \"a\", line 1, in f\nValueError: one\n"
     recs = records(one + one.replace("one", "two"))
     assert [r.exception for r in recs] == ["ValueError: one", "ValueError: two"]
+
+
+def test_gap_marker_inside_a_pasted_traceback_is_not_the_exception():
+    text = ('Traceback (most recent call last):\n  File "/x/a.py", line 1, in f\n    g()\n# [...]\n'
+            "ImportError: cannot import name 'awq_dequantize' from 'sgl_kernel'\n")
+    recs = records(text)
+    assert recs[0].exception == "ImportError: cannot import name 'awq_dequantize' from 'sgl_kernel'"
