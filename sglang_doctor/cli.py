@@ -211,7 +211,7 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
     apply_severity(st.severity, run.report)
     _suppress(run, sup, st, names)
     if texts and not run.report.findings and not run.report.suppressed and st.fmt == "text":
-        _explain_unknown(run)
+        _explain_unknown(run, st.redact_hosts)
     after: list[str] = []
     if trace is not None:
         from .why import explain
@@ -403,7 +403,7 @@ def explain(text: tuple[str, ...], **opts: Any) -> None:
     _diagnose(_settings(opts), ["<pasted>"], texts={"<pasted>": body})
 
 
-def _explain_unknown(run: Any) -> None:
+def _explain_unknown(run: Any, hosts: bool = False) -> None:
     """No rule matched: say what was found and how to teach the tool."""
     from .redact import redact_text
 
@@ -415,9 +415,9 @@ def _explain_unknown(run: Any) -> None:
         exc = res.context.get("exception.first") or ""
     lines = ["No rule recognises this error."]
     if exc:
-        lines.append(f"  exception: {redact_text(exc)}")
+        lines.append(f"  exception: {redact_text(exc, hosts)}")
     for k, v in list(facts.items())[:8]:
-        lines.append(f"  {k}: {redact_text(str(v))}")
+        lines.append(f"  {k}: {redact_text(str(v), hosts)}")
     lines.append("  To teach sglang-doctor this error, write a rule (see README 'Writing a rule') and pass it")
     lines.append("  with --rules DIR; `sglang-doctor rules show index-put-dtype-mismatch` shows a complete one.")
     click.echo("\n".join(lines), err=True)

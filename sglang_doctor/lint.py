@@ -210,7 +210,7 @@ class _Analyser:
                 return ("nested quantifier: a repeated group has a variable-length part that can also match "
                         "its mandatory neighbours, e.g. (a+)+ or (\\w+\\s?)* - exponential backtracking on a "
                         "line that does not match")
-        for op, av in _walk_list(body):
+        for op, av in _walk(body):
             if str(op) != "BRANCH":
                 continue
             alts = [self.seq(b) for b in av[1]]
@@ -261,10 +261,6 @@ def _walk(items: Any) -> Iterator[tuple[Any, Any]]:
         yield op, av
         for child in _children(op, av):
             yield from _walk(child)
-
-
-def _walk_list(items: Any) -> Iterator[tuple[Any, Any]]:
-    yield from _walk(items)
 
 
 def regex_problems(pattern: str) -> list[str]:

@@ -18,15 +18,17 @@ PLACEHOLDER = "<redacted>"
 _SECRET_FIELDS = r"(?:admin_)?api[_-]?key|ssl_keyfile_password|hf_token|access_token|secret|password|token"
 # Unquoted values (`api_key=abc`) only for names that are never anything but a secret.
 _BARE_SECRET_FIELDS = r"(?:admin_)?api[_-]?key|ssl_keyfile_password|hf_token|access_token|password"
+# A flag named in prose ("--api-key is sent, but …") is followed by a word, not a value.
+_PROSE = r"(?!(?:is|are|was|were|and|or|to|the|a|an|of|for|in|on|with|not|must|should|can|if|when|that|flag|option)\b)"
 _PATTERNS: list[tuple[regex.Pattern[str], str]] = [
     # server_args repr / dict / env: api_key='x', 'api_key': 'x' (also cut before the closing quote)
     (regex.compile(rf"(?i)(['\"]?\b(?:{_SECRET_FIELDS})['\"]?\s*[:=]\s*)(['\"])(?!None\2)[^'\"\n]+(\2?)"),
      r"\1\2" + PLACEHOLDER + r"\3"),
-    (regex.compile(rf"(?i)(\b(?:{_BARE_SECRET_FIELDS})\s*[:=]\s*)(?!None\b|['\"$<\s])[^\s,;)'\"]+"),
+    (regex.compile(rf"(?i)(\b(?:{_BARE_SECRET_FIELDS})\s*[:=]\s*)(?!None\b|['\"$<\s]){_PROSE}[^\s,;)'\"]+"),
      r"\1" + PLACEHOLDER),
     (regex.compile(r"(\b[A-Z0-9_]*(?:TOKEN|API_KEY|SECRET|PASSWORD)=)(?!\$)[^\s'\"]+"), r"\1" + PLACEHOLDER),
     # CLI flags: --api-key X, --admin-api-key=X, --hf-token X
-    (regex.compile(r"(--(?:admin-)?api-key|--ssl-keyfile-password|--hf-token|--token)(=|\s+)(?![$<])(['\"]?)[^\s'\"]+\3"),
+    (regex.compile(rf"(--(?:admin-)?api-key|--ssl-keyfile-password|--hf-token|--token)(=|\s+)(?![$<]){_PROSE}(['\"]?)[^\s'\"]+\3"),
      r"\1\2\3" + PLACEHOLDER + r"\3"),
     (regex.compile(r"\bhf_[A-Za-z0-9]{16,}\b"), "hf_" + PLACEHOLDER),
     (regex.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + PLACEHOLDER),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import signal
 import time
 import xml.etree.ElementTree as ET
@@ -274,14 +273,18 @@ def _check_output(fmt: str, out: str) -> None:
 
 
 @fuzz(250)
-@given(data=log_bytes, fmt=_FORMATS, why=st.booleans(), small_blocks=st.booleans())
-def test_cli_on_any_input_ends_0_or_1_without_a_traceback(data, fmt, why, small_blocks):
-    args = ["--format", fmt, "--no-color"] + (["--why"] if why else [])
+@given(data=log_bytes, fmt=_FORMATS, why=st.booleans(), small_blocks=st.booleans(),
+       command=st.sampled_from(["check", "check", "check", "explain"]))
+def test_cli_on_any_input_ends_0_or_1_without_a_traceback(data, fmt, why, small_blocks, command):
+    args = [command, "--format", fmt, "--no-color"] + (["--why"] if why else [])
     with time_limit(20), pytest.MonkeyPatch.context() as mp:
         if small_blocks:  # blocks of 512 bytes: the fast path (scanner) runs on these inputs too
             mp.setattr(reader, "CHUNK_SIZE", 512)
             mp.setattr(engine, "SMALL_INPUT_BYTES", 256)
         r = cli(args, input=data)
+    if command == "explain" and not data.decode("utf-8", "replace").strip():
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "nothing to explain" in r.stderr
+        return
     assert_clean_exit(r, why=why)
     _check_output(fmt, r.stdout)
 

@@ -133,6 +133,7 @@ def test_redact_text_shapes(text, gone):
 @pytest.mark.parametrize("text", [
     "server_args=ServerArgs(api_key=None, tp_size=1)", "{'api_key': None}", "--api-key $SGLANG_API_KEY",
     "HF_TOKEN=$HF_TOKEN", "max_new_tokens=128", "tokenizer_path='/models/x'", "hf_token_path=None",
+    "A 401: --api-key is sent, but a proxy asks for more", "use --token to pass it",
 ])
 def test_redact_text_leaves_non_secrets(text):
     assert redact_text(text) == text
