@@ -13,11 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from sglang_doctor.cli import main
 from sglang_doctor.redact import PLACEHOLDER, redact, redact_text
 from sglang_doctor.report import FORMATS
+from helpers_cli import run
 
 DEMO = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
 
@@ -33,11 +32,7 @@ HOSTS = ["10.1.2.3", "192.168.7.9", "gpu-node-17", "cluster.internal", "hub.exam
 
 
 def cli(args, env=None):
-    try:
-        r = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
-    except TypeError:
-        r = CliRunner()
-    return r.invoke(main, [str(a) for a in args], env=env, catch_exceptions=False)
+    return run(args, env=env)
 
 
 @pytest.fixture(autouse=True)

@@ -6,6 +6,7 @@ import pytest
 
 from sglang_doctor.fixture_test import run_fixture_tests
 from sglang_doctor.rules import RuleLoadError, load_rules, required_literal
+from rule_helpers import GOOD, write_rule
 
 
 def test_every_builtin_rule_passes_its_fixtures(rules):
@@ -25,28 +26,7 @@ def test_every_rule_has_fix_or_reason_and_docs(rules):
         assert r.docs.what and r.docs.why and r.docs.fix, r.id
 
 
-GOOD = """id: my-rule
-code: SGD1999
-title: A user rule for a test
-severity: warning
-family: test
-match:
-  any:
-    - regex: 'Something odd happened'
-explanation: odd
-fixes:
-  - kind: flag
-    flag: --disable-cuda-graph
-    action: add
-docs: {what: a, why: b, fix: c}
-"""
 
-
-def write_rule(tmp_path, text, name="my-rule"):
-    d = tmp_path / "rules" / "test"
-    d.mkdir(parents=True, exist_ok=True)
-    (d / f"{name}.yaml").write_text(text)
-    return str(tmp_path / "rules")
 
 
 def test_user_rule_loads(tmp_path):

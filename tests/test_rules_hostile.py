@@ -16,32 +16,12 @@ from sglang_doctor import scan
 from sglang_doctor.cli import main
 from sglang_doctor.lint import regex_problems
 from sglang_doctor.rules import RuleLoadError, load_rules
+from rule_helpers import GOOD, write_rule
 
 DEMO = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
 DEMO_LOG = (DEMO / "qwen3.6-27b-awq-dtype-crash.log").read_text()
 
-GOOD = """id: my-rule
-code: SGD1999
-title: A user rule for a test
-severity: warning
-family: test
-match:
-  any:
-    - regex: 'Something odd happened'
-explanation: odd
-fixes:
-  - kind: flag
-    flag: --disable-cuda-graph
-    action: add
-docs: {what: a, why: b, fix: c}
-"""
 
-
-def write_rule(tmp_path: Path, text: str, name: str = "my-rule") -> str:
-    d = tmp_path / "rules" / "test"
-    d.mkdir(parents=True, exist_ok=True)
-    (d / f"{name}.yaml").write_text(text)
-    return str(tmp_path / "rules")
 
 
 def cli(args, input=None):

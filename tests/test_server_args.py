@@ -451,7 +451,6 @@ def _cut_positions(line: str, ends: list[int], stride: int) -> list[int]:
 
 def test_truncation_every_position_0_5_14() -> None:
     line = dataclass_line(V0_5_14)
-    ends = delimiters(line, V0_5_14, "dataclass")
     first_value = line.index("ServerArgs(") + len("ServerArgs(")
     for cut in range(first_value, len(line) + 1):
         assert_cut_keeps_prefix(line, V0_5_14, "dataclass", cut)

@@ -124,8 +124,8 @@ def traffic(log, rnd, hours, pre, fmt, kv_total, decode_every=40, client="10.0.0
             tok_used = int(kv_total * 0.99)
             for i in range(3):
                 log.l(_decode(fmt, running + 10, tok_used, 0.99, rnd, mamba, spec, queue=4 + i), pre, dt_s=0.9)
-            log.l(f"KV cache pool is full. Retract requests. #retracted_reqs: 2, #new_tokens_gained: 6144, "
-                  f"#new_token_ratio: 0.4512 -> 0.6078", pre, dt_s=0.3)
+            log.l("KV cache pool is full. Retract requests. #retracted_reqs: 2, #new_tokens_gained: 6144, "
+                  "#new_token_ratio: 0.4512 -> 0.6078", pre, dt_s=0.3)
             log.l(_decode(fmt, running + 8, int(kv_total * 0.93), 0.93, rnd, mamba, spec, queue=6), pre, dt_s=0.9)
             log.l(_decode(fmt, running + 6, int(kv_total * 0.81), 0.81, rnd, mamba, spec, queue=0), pre, dt_s=0.9)
         for _ in range(rnd.randint(1, 5)):
@@ -307,7 +307,6 @@ def h_055():
     log2 = Log(t0.isoformat(sep=" "))
     traffic(log2, random.Random(56), 1.5, " DP1", "0.5.5", 395214)
     # interleave the two replicas' traffic by time
-    merged = sorted(a[-len(a):], key=lambda s: s[1:20]) if False else None
     body_a = [x for x in a if x.startswith("[") and x[1:20] >= t0.strftime("%Y-%m-%d %H:%M:%S")]
     head = a[:len(a) - len(body_a)]
     body = sorted(body_a + log2.lines, key=lambda s: s[1:20])

@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 from ..model import Finding, Report
 from ..suppress import finding_fingerprint
-from .common import input_name, is_file_input
+from .common import is_file_input
 from .fixes import describe_fix
 
 SARIF_VERSION = "2.1.0"
