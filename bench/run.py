@@ -63,6 +63,14 @@ def write_patterns(path: Path) -> int:
     return len(pats)
 
 
+def _prefixed(prefix: str, pattern: str) -> str:
+    """prefix + pattern, keeping leading inline flags such as (?m) first."""
+    import re
+
+    m = re.match(r"\(\?[aiLmsux]+\)", pattern)
+    return pattern[:m.end()] + prefix + pattern[m.end():] if m else prefix + pattern
+
+
 def synthetic_rules(directory: Path, factor: int) -> int:
     """(factor-1) copies of every shipped rule with its literals changed: same shape, new text."""
     import yaml
@@ -80,7 +88,8 @@ def synthetic_rules(directory: Path, factor: int) -> int:
             data["id"] = rid
             data["code"] = f"SGD{1000 + code}"  # four digits: the range left to users' own rules
             code += 1
-            data["match"]["any"] = [{"regex": f"SYN{k}X " + p["regex"], "in": p["in"]} for p in data["match"]["any"]]
+            data["match"]["any"] = [{"regex": _prefixed(f"SYN{k}X ", p["regex"]), "in": p["in"]}
+                                    for p in data["match"]["any"]]
             d = directory / "syn"
             d.mkdir(parents=True, exist_ok=True)
             (d / f"{rid}.yaml").write_text(yaml.safe_dump(data, allow_unicode=True))
