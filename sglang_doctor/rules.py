@@ -38,7 +38,9 @@ class RuleLoadError(Exception):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    # defer_build: a run that loads the rule set from the cache never validates, so it never
+    # pays for building the validators.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, defer_build=True)
 
 
 class Pattern(_Strict):
