@@ -123,8 +123,15 @@ def _evidence_line(rec: Record, target: str, m: regex.Match[str]) -> tuple[int, 
     return rec.start, rec.lines[0].text
 
 
+# Request logging (--log-requests) echoes users' prompts and the model's answers into the
+# log; their text is user data, never a diagnostic, whatever error messages it quotes.
+_REQUEST_ECHO = ("Receive: obj=", "Finish: obj=")
+
+
 def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits], last_ts: str | None = None) -> None:
     """`last_ts`: the time of the latest header line before `rec`, for a record logged without one."""
+    if rec.kind == "line" and rec.message.startswith(_REQUEST_ECHO):
+        return
     trace = matcher.trace
     for rule in matcher.candidates(rec.text):
         if trace is not None:
