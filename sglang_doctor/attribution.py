@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model import Finding
+from .model import Finding, mark_consequence
 from .rules import SEVERITY_RANK, Rule
 
 _LATE = "~"  # sorts after any ISO timestamp: findings with no time go last
@@ -73,13 +73,8 @@ def attribute(findings: list[Finding], rules: list[Rule], input_names: list[str]
             if (f is root or not flag(f, "consequence") or explained or ts is None or ts < root_ts
                     or where(f)[0] == root_input):
                 continue
-            if f.consequence_of and f.explanation.startswith("Follows from "):
-                f.explanation = f.explanation.split("). ", 1)[-1]  # re-pointed from its input's lead symptom
-            f.consequence_of = root.rule
-            f.severity = "info"
-            f.explanation = (f"Follows from {root.code} ({root.rule}{on}, {name} line {root_line}, at "
-                             f"{root_ts.replace('T', ' ')}), the first error across these logs. "
-                             + f.explanation).strip()
+            mark_consequence(f, root, f"{on.strip() + ', ' if on else ''}{name} line {root_line}, at "
+                                      f"{root_ts.replace('T', ' ')}; the first error across these logs")
 
     def key(f: Finding) -> tuple[Any, ...]:
         return (f is not root, SEVERITY_RANK[f.severity], bool(f.consequence_of or flag(f, "consequence")),

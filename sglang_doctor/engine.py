@@ -18,7 +18,7 @@ import regex
 
 from . import expr
 from .context import Context
-from .model import Evidence, Finding, FixOut
+from .model import Evidence, Finding, FixOut, mark_consequence
 from .records import Record, Segmenter, glog_time, parse_header
 from .reader import Line, decode_line, lines_of_chunk
 from .rules import SEVERITY_RANK, Condition, Fix, Pattern, Rule
@@ -342,19 +342,14 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
     kept = [(r, f) for r, f in pairs if not (r.fallback and specific_errors)]
     for r, f in kept:
         if r.id in follows:
-            cr, cf = follows[r.id]
-            f.consequence_of, f.severity = cr.id, "info"
-            f.explanation = f"Follows from {cf.code} ({cr.id}, line {cf.evidence[0].line}). " + f.explanation
+            mark_consequence(f, follows[r.id][1])
     roots = [(r, f) for r, f in kept if f.severity == "error" and not r.consequence and r.id not in follows]
     if roots:
         root_rule, root = min(roots, key=lambda rf: (rf[1].evidence[0].line, -rf[0].priority))
         for r, f in kept:
             if r.consequence and r.id not in follows:
-                f.consequence_of = root_rule.id
-                f.severity = "info"
-                where = f" on {root.evidence[0].rank}" if root.evidence[0].rank else ""
-                f.explanation = (f"Follows from {root.code} ({root_rule.id}{where}, line "
-                                 f"{root.evidence[0].line}). " + f.explanation).strip()
+                rank = f"on {root.evidence[0].rank}, " if root.evidence[0].rank else ""
+                mark_consequence(f, root, f"{rank}line {root.evidence[0].line}")
 
     else:
         # Only symptoms of an unseen failure (another rank's log has the cause): the most telling
@@ -364,8 +359,7 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
             lead_rule, lead = min(symptoms, key=lambda rf: (-rf[0].priority, rf[1].evidence[0].line))
             for r, f in symptoms:
                 if r is not lead_rule:
-                    f.consequence_of, f.severity = lead_rule.id, "info"
-                    f.explanation = f"Follows from {lead.code} ({lead_rule.id}, line {lead.evidence[0].line}). " + f.explanation
+                    mark_consequence(f, lead)
 
     def key(rf: tuple[Rule, Finding]) -> tuple[int, int, int, int, int]:
         r, f = rf

@@ -19,7 +19,7 @@ import time
 from typing import Any, Callable
 
 from .engine import Matcher, _Analysis, build_finding, rank_findings
-from .model import Finding, InputInfo, Report
+from .model import Finding, InputInfo, Report, mark_consequence
 from .reader import MAX_LINE_CHARS, InputError, Line, decode_line
 from .rules import Rule
 
@@ -121,9 +121,7 @@ class Follower:
             if f is None:
                 continue  # conditions may hold later, when more facts have arrived
             if rule.consequence and self.root is not None:
-                f.consequence_of = self.root.rule
-                f.severity = "info"
-                f.explanation = f"Follows from {self.root.code} ({self.root.rule}). " + f.explanation
+                mark_consequence(f, self.root)
             elif f.severity == "error" and not rule.fallback and self.root is None:
                 self.root = f
             self.emitted[rule.id] = f

@@ -56,7 +56,22 @@ class Finding(_M):
     fixes: list[FixOut] = []
     occurrences: int = 1  # records the rule matched (evidence keeps the first few)
     consequence_of: str | None = None  # rule id of the root cause this finding follows from
+    follows: str | None = None  # the sentence naming it ("Follows from SGD401 (…, line 34).")
     docs: str | None = None  # relative path of the rule's docs page
+
+
+def mark_consequence(f: Finding, cause: Finding, where: str = "") -> None:
+    """Make `f` a consequence of `cause`: info severity, and one sentence saying where the cause is.
+
+    The sentence also leads the explanation (every format shows it); marking again (a root
+    cause found across inputs) replaces the earlier sentence instead of stacking them.
+    """
+    at = where or (f"line {cause.evidence[0].line}" if cause.evidence else "")
+    note = f"Follows from {cause.code} ({cause.rule}{', ' + at if at else ''})."
+    if f.follows and f.explanation.startswith(f.follows):
+        f.explanation = f.explanation[len(f.follows):].lstrip()
+    f.consequence_of, f.severity, f.follows = cause.rule, "info", note
+    f.explanation = f"{note} {f.explanation}".strip()
 
 
 class ToolInfo(_M):

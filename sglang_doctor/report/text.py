@@ -52,7 +52,7 @@ def _finding(console: Console, f: Finding, inputs: list[str], multi: bool) -> No
         console.print(Text(f"  … and {more} more", style="dim"))
     if f.consequence_of:
         # A consequence is one line: what it follows from (the JSON keeps the full explanation).
-        console.print(Text("  " + f.explanation.split(". ", 1)[0] + ".", style="dim"))
+        console.print(Text("  " + (f.follows or f"Follows from {f.consequence_of}."), style="dim"))
         console.print()
         return
     if f.explanation:
