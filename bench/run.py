@@ -83,12 +83,12 @@ def synthetic_rules(directory: Path, factor: int) -> int:
         if rule.match.check:
             continue
         for k in range(1, factor):
-            data = json.loads(rule.model_dump_json(by_alias=True, exclude={"path"}))
+            data = rule.to_data()
             rid = f"syn{k}-{rule.id}"[:60]
             data["id"] = rid
             data["code"] = f"SGD{1000 + code}"  # four digits: the range left to users' own rules
             code += 1
-            data["match"]["any"] = [{"regex": _prefixed(f"SYN{k}X ", p["regex"]), "in": p["in"]}
+            data["match"]["any"] = [{"regex": _prefixed(f"SYN{k}X ", p["regex"]), "in": p.get("in", "text")}
                                     for p in data["match"]["any"]]
             d = directory / "syn"
             d.mkdir(parents=True, exist_ok=True)
@@ -130,6 +130,13 @@ def main() -> None:
         same = findings_of(out) == want
         print(f"{size_mb:7.0f}M {d_s:9.2f} {g_s:8.2f} {d_s / g_s:6.2f} {size_mb / d_s:7.0f} {d_rss:7d}  {same}")
 
+    # A pip install byte-compiles the package; an editable one (or PYTHONDONTWRITEBYTECODE)
+    # may not have: compile it first, or the figure is the cost of compiling our sources.
+    import sglang_doctor
+
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(sglang_doctor.__file__).parent)],
+                   stdout=subprocess.DEVNULL, env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+    timed([DOCTOR, str(small)])  # the validated-rules cache, as after any first run
     print("\n3. cold start (median of 15)")
     doc = [timed([DOCTOR, str(small)])[0] for _ in range(15)]
     imp = [timed([sys.executable, "-c", "import click, rich.console, pydantic, yaml, regex"])[0] for _ in range(15)]

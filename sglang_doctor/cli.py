@@ -316,7 +316,10 @@ def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
     """--follow: one input; findings stream out as they happen, the summary at the end."""
     import json
 
+    from dataclasses import asdict
+
     from .follow import follow
+    from .model import Finding, from_json, to_json
     from .redact import redact
 
     if len(files) > 1:
@@ -325,15 +328,14 @@ def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
     printed: list[Any] = []
 
     def emit(finding: Any) -> None:
-        data = redact(finding.model_dump(by_alias=True, exclude_none=True, mode="json"), hosts=st.redact_hosts)
+        data = redact(to_json(finding), hosts=st.redact_hosts)
         try:
             if st.fmt == "json":
                 sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
             else:
-                from .model import Finding
                 from .report.text import write_finding
 
-                write_finding(Finding.model_validate(data), sys.stdout, [source if source != "-" else "<stdin>"], color=st.color)
+                write_finding(from_json(Finding, data), sys.stdout, [source if source != "-" else "<stdin>"], color=st.color)
             sys.stdout.flush()
         except BrokenPipeError:
             _quiet_broken_pipe()
@@ -345,7 +347,7 @@ def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
         _die(str(e))
     s = report.summary
     if st.fmt == "json":
-        sys.stdout.write(json.dumps({"summary": s, "inputs": [i.model_dump() for i in report.inputs]}) + "\n")
+        sys.stdout.write(json.dumps({"summary": s, "inputs": [asdict(i) for i in report.inputs]}) + "\n")
     else:
         click.echo(f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info"
                    if report.findings else "✓ no known problem found")
@@ -366,9 +368,7 @@ def _expand(files: tuple[str, ...]) -> list[str]:
 
 
 def demo_logs() -> list[Path]:
-    from importlib import resources
-
-    return sorted(Path(str(resources.files("sglang_doctor") / "fixtures" / "demo")).glob("*.log"))
+    return sorted((Path(__file__).parent / "fixtures" / "demo").glob("*.log"))
 
 
 @main.command()

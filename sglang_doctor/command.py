@@ -518,6 +518,8 @@ def _sound(tok: _Tok) -> _Tok:
     An unterminated quote or $( swallows the rest of the line; rendering it verbatim
     before other words would change them, so such a word is re-quoted from its value.
     """
+    if not any(c in tok.raw for c in "'\"\\$`"):
+        return tok  # nothing that could open a quote or a substitution (most words)
     again = _lex(tok.raw + " ;")
     if len(again) == 2 and again[0].kind == "word" and again[0].value == tok.value and again[1].raw == ";":
         return tok

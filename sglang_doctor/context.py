@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 
-import regex
+import re
 
 from .records import Record
 
 GIB = 1024**3 / 1e9  # GiB -> GB factor
-_BARE_EXCEPTION = regex.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception)(?::|\()")
+_BARE_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception)(?::|\()")
 
 
 @dataclass(slots=True)
@@ -88,6 +88,9 @@ class Context:
         # Past the start of a long log, decode-batch statistics come from a sample of each
         # block (sample_block) instead of every line.
         self.sampling = False
+        self._names: dict[str, Any] | None = None  # names(), kept once finish() has run
+        self._finished = False
+
 
     # -- setting facts ------------------------------------------------------------
     def set(self, name: str, value: Any, line: int | None, note: str | None = None,
@@ -95,6 +98,7 @@ class Context:
         if value is None or (not overwrite and name in self.facts):
             return
         self.facts[name] = Fact(value, line, note)
+        self._names = None
 
     def get(self, name: str, default: Any = None) -> Any:
         f = self.facts.get(name)
@@ -107,10 +111,15 @@ class Context:
     def names(self) -> dict[str, Any]:
         """Flat mapping used by templates and expressions."""
         # server_args as the server printed them; where the log has none, the launch command's flags.
+        if self._names is not None:
+            return dict(self._names)
         merged = {**self.launch_args, **self.server_args}
         out: dict[str, Any] = {f"server_args.{k}": v for k, v in merged.items()
                                if isinstance(v, (int, float, str, bool))}
         out.update({k: f.value for k, f in self.facts.items()})
+        if self._finished:  # every finding of the input asks for the same names
+            self._names = out
+            return dict(out)
         return out
 
     # -- reading records ----------------------------------------------------------
@@ -227,6 +236,7 @@ class Context:
             guess = infer_version(set(sa))
             if guess:
                 self.set("sglang.version", guess[0], self.server_args_line, guess[1])
+        self._finished = True
 
     def to_json(self) -> dict[str, Any]:
         """Facts nested by their dotted names ({"gpu": {"name": …}}), with the line of each."""
@@ -270,21 +280,21 @@ def _ts(s: str) -> datetime:
 
 
 # --- extractors: (literal that must be in the message, regex, handler) -------------------
-Handler = Callable[[Context, "regex.Match[str]", Record], None]
-_EXTRACTORS: list[tuple[str, "regex.Pattern[str]", Handler]] = []
-_TRACEBACK_EXTRACTORS: list[tuple[str, "regex.Pattern[str]", Handler]] = []
+Handler = Callable[[Context, "re.Match[str]", Record], None]
+_EXTRACTORS: list[tuple[str, "re.Pattern[str]", Handler]] = []
+_TRACEBACK_EXTRACTORS: list[tuple[str, "re.Pattern[str]", Handler]] = []
 
 
 def extractor(literal: str, pattern: str, traceback: bool = False) -> Callable[[Handler], Handler]:
     def deco(fn: Handler) -> Handler:
-        (_TRACEBACK_EXTRACTORS if traceback else _EXTRACTORS).append((literal, regex.compile(pattern), fn))
+        (_TRACEBACK_EXTRACTORS if traceback else _EXTRACTORS).append((literal, re.compile(pattern), fn))
         return fn
 
     return deco
 
 
 @extractor("server_args=", r"server_args=")
-def _server_args(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _server_args(ctx: Context, m: re.Match[str], rec: Record) -> None:
     from .server_args import parse_server_args
 
     parsed = parse_server_args(rec.message)
@@ -296,7 +306,7 @@ def _server_args(ctx: Context, m: regex.Match[str], rec: Record) -> None:
 
 
 @extractor("# cmd:", r"^\s*#\s*cmd:\s*(?P<cmd>.+)$")
-def _cmd(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _cmd(ctx: Context, m: re.Match[str], rec: Record) -> None:
     cmd = m["cmd"].strip()
     # Threads often show `docker run …` and the launch on two `# cmd:` lines: join them.
     if ctx.command is None:
@@ -311,18 +321,18 @@ def _launches(cmd: str) -> bool:
 
 
 @extractor("sglang", r"(?i)(?:\bsglang(?:==|:\s*|\s+version[:\s]+|-)v?|lmsysorg/sglang:v)(?P<v>\d+\.\d+\.\d+(?:\.post\d+|rc\d+)?)")
-def _version(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _version(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("sglang.version", m["v"], rec.start, overwrite=False)
 
 
 @extractor("Load weight begin", r"Load weight begin\. avail mem=(?P<avail>[0-9.]+) GB")
-def _load_begin(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _load_begin(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("gpu.free_gb_before_load", _num(m["avail"]), rec.start, overwrite=False)
     ctx.mark("weights", rec)
 
 
 @extractor("Load weight end", r"Load weight end\.(?: elapsed=(?P<elapsed>[0-9.]+) s,)? type=(?P<type>[\w.]+)(?:, dtype=(?P<dtype>[\w.]+))?(?:, quant=(?P<quant>[\w-]+))?.*?avail mem=(?P<avail>[0-9.]+) GB(?:, mem usage=(?P<usage>[0-9.]+) GB)?")
-def _load_end(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _load_end(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("model.arch", m["type"], rec.start, overwrite=False)
     if m["dtype"]:
         ctx.set("model.dtype", m["dtype"].replace("torch.", ""), rec.start, overwrite=False)
@@ -334,7 +344,7 @@ def _load_end(ctx: Context, m: regex.Match[str], rec: Record) -> None:
 
 
 @extractor("Mamba Cache is allocated", r"Mamba Cache is allocated\. max_mamba_cache_size: (?P<n>\d+)(?:, conv_state size: (?P<conv>[0-9.]+) ?GB, ssm_state size: (?P<ssm>[0-9.]+) ?GB)?")
-def _mamba(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _mamba(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("mamba.max_cache_size", int(m["n"]), rec.start, overwrite=False)
     ctx.set("model.hybrid", True, rec.start, "a mamba state cache was allocated", overwrite=False)
     if m["conv"] and m["ssm"]:
@@ -342,7 +352,7 @@ def _mamba(ctx: Context, m: regex.Match[str], rec: Record) -> None:
 
 
 @extractor("KV Cache is allocated", r"KV Cache is allocated\.(?: dtype: (?P<dtype>[\w.]+),)? #tokens: (?P<n>\d+), (?:K size: (?P<k>[0-9.]+) GB, V size: (?P<v>[0-9.]+) GB|KV size: (?P<kv>[0-9.]+) GB)")
-def _kv(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _kv(ctx: Context, m: re.Match[str], rec: Record) -> None:
     if m["dtype"]:
         ctx.set("kv.dtype", m["dtype"].replace("torch.", ""), rec.start, overwrite=False)
     ctx.set("kv.tokens", int(m["n"]), rec.start, overwrite=False)
@@ -351,32 +361,32 @@ def _kv(ctx: Context, m: regex.Match[str], rec: Record) -> None:
 
 
 @extractor("Memory pool end", r"Memory pool end\. avail mem=(?P<avail>[0-9.]+) GB")
-def _pool_end(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _pool_end(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("gpu.free_gb_after_pools", _num(m["avail"]), rec.start, overwrite=False)
 
 
 @extractor("raph begin", r"Capture (?:[\w ]*?)(?:cuda|CUDA|cpu|CPU|NPU|npu) graph begin")
-def _graph_begin(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _graph_begin(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("cuda_graph.capture_started", True, rec.start, overwrite=False)
     ctx.mark("cuda graphs", rec)
 
 
 @extractor("raph end", r"Capture (?:[\w ]*?)(?:cuda|CUDA|cpu|CPU|NPU|npu) graph end\.(?:.*?(?:Time elapsed: |elapsed=)(?P<t>[0-9.]+) s)?(?:.*?mem usage=(?P<mem>[0-9.]+) GB)?")
-def _graph_end(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _graph_end(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("cuda_graph.captured", True, rec.start, overwrite=False)
     ctx.set("cuda_graph.capture_seconds", _num(m["t"]), rec.start, overwrite=False)
     ctx.set("cuda_graph.mem_gb", _num(m["mem"]), rec.start, overwrite=False)
 
 
 @extractor("bs", r"Capture (?:cuda graph bs |[\w ]*?(?:cuda|CUDA) graph (?:begin|end)\.[^\n]*?\bbs=)\[(?P<bs>[\d, ]+)\]")
-def _graph_bs(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _graph_bs(ctx: Context, m: re.Match[str], rec: Record) -> None:
     sizes = [int(x) for x in m["bs"].replace(" ", "").split(",") if x]
     if sizes:
         ctx.set("cuda_graph.max_bs", max(sizes), rec.start, overwrite=False)
 
 
 @extractor("max_total_num_tokens=", r"max_total_num_tokens=(?P<tok>\d+).*?(?:max_running_requests=(?P<mrr>\d+))?.*?context_len=(?P<ctx>\d+)(?:.*?available_gpu_mem=(?P<avail>[0-9.]+) GB)?")
-def _capacity(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _capacity(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("kv.max_total_num_tokens", int(m["tok"]), rec.start, overwrite=False)
     ctx.set("model.context_len", int(m["ctx"]), rec.start, overwrite=False)
     if m["mrr"]:
@@ -385,14 +395,14 @@ def _capacity(ctx: Context, m: regex.Match[str], rec: Record) -> None:
 
 
 @extractor("fired up and ready to roll", r"The server is fired up and ready to roll!")
-def _ready(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _ready(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("server.ready", True, rec.start, overwrite=False)
     ctx.set("server.ready_ts", rec.ts, rec.start, overwrite=False)
     ctx.mark("ready", rec)
 
 
 @extractor("Decode batch", r"Decode batch[^\n]*?#running-req: (?P<run>\d+).*?token usage: (?P<usage>[0-9.]+).*?(?:cuda graph: (?P<graph>True|False), )?gen throughput \(token/s\): (?P<tp>[0-9.]+)(?:, #queue-req: (?P<q>\d+))?")
-def _decode(ctx: Context, m: regex.Match[str], rec: Record | None) -> None:
+def _decode(ctx: Context, m: re.Match[str], rec: Record | None) -> None:
     ctx.add_throughput(float(m["tp"]))
     usage = float(m["usage"])
     ctx.token_usage_peak = max(ctx.token_usage_peak or 0.0, usage)
@@ -414,41 +424,41 @@ def scan_patterns() -> list[str]:
 
 
 @extractor("Init torch distributed begin", r"Init torch distributed begin")
-def _dist(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _dist(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.mark("distributed init", rec)
 
 
 @extractor("Init parallel begin", r"Init parallel begin")
-def _dist2(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _dist2(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.mark("distributed init", rec)
 
 
 # GPU identity: check_env / nvidia-smi / sgl-kernel messages.
 @extractor("NVIDIA", r"(?P<name>NVIDIA (?:GeForce |RTX |Tesla |Quadro )?[A-Z]*\s?\w*\d+\w*(?: (?:Ti|SUPER|PCIe|SXM\d?|NVL|Ada|Generation))*)")
-def _gpu_name(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _gpu_name(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("gpu.name", m["name"].strip(), rec.start, overwrite=False)
 
 
 @extractor("Tesla ", r"(?P<name>Tesla [A-Z]\d+\w*(?:-SXM\d?|-PCIE)?)")
-def _gpu_name_tesla(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _gpu_name_tesla(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("gpu.name", m["name"].strip(), rec.start, overwrite=False)
 
 
 @extractor("apability", r"(?i)compute capability:?\s*(?P<major>\d)\.?(?P<minor>\d+)")
-def _gpu_cc(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _gpu_cc(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("gpu.compute_capability", f"{m['major']}.{m['minor']}", rec.start, overwrite=False)
 
 
 @extractor("total capacity of", r"GPU (?P<idx>\d+) has a total capacity of (?P<total>[0-9.]+) GiB")
-def _oom_capacity(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _oom_capacity(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("gpu.total_memory_gb", round(float(m["total"]) * GIB, 2), rec.start, overwrite=False)
 
 
 @extractor("MiB", r"(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB")
-def _nvsmi_mem(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _nvsmi_mem(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("gpu.total_memory_gb", round(int(m["total"]) * 1024**2 / 1e9, 2), rec.start, overwrite=False)
 
 
 @extractor("total capacity of", r"GPU (?P<idx>\d+) has a total capacity of (?P<total>[0-9.]+) GiB", traceback=True)
-def _oom_capacity_tb(ctx: Context, m: regex.Match[str], rec: Record) -> None:
+def _oom_capacity_tb(ctx: Context, m: re.Match[str], rec: Record) -> None:
     _oom_capacity(ctx, m, rec)

@@ -8,7 +8,7 @@ from typing import Any
 import io
 
 from .engine import InputResult, Matcher, analyze_chunks
-from .model import Finding, FixOut, InputInfo, Report
+from .model import Finding, FixOut, InputInfo, Report, from_json
 from .reader import InputError, iter_chunks, open_input
 from .redact import redact
 from .rules import Rule
@@ -145,7 +145,7 @@ def diagnose(names: list[str], rules: list[Rule], options: Options | None = None
     _fill_context(run, options)
     run.report.count()
     data = redact(run.report.to_json_dict(), hosts=options.redact_hosts)
-    run.report = Report.model_validate(data)
+    run.report = from_json(Report, data)
     return run
 
 

@@ -14,8 +14,6 @@ from typing import Any, Callable, Iterable
 
 import re
 
-import regex
-
 from . import expr
 from .context import Context
 from .model import Evidence, Finding, FixOut, mark_consequence
@@ -47,6 +45,9 @@ class RuleHits:
     count: int = 0
 
 
+INDEX_AFTER = 200  # records matched literal by literal before the compiled index is built
+
+
 class Matcher:
     """The compiled rule set: prefilter plus per-rule patterns."""
 
@@ -64,10 +65,11 @@ class Matcher:
                 continue
             for lit in set(lits):
                 self.by_literal.setdefault(lit, []).append(r)
-        literals = sorted(self.by_literal, key=len, reverse=True)
-        # stdlib `re` runs a plain alternation of literals several times faster than `regex`.
-        self.gate = re.compile("|".join(re.escape(x) for x in literals)) if literals else None
-        self.literals = literals
+        self.literals = sorted(self.by_literal, key=len, reverse=True)
+        # Looked for one `in` test at a time (an alternation of them all in one `re` pattern
+        # measured slower), until an input has INDEX_AFTER records: then by a compiled index.
+        self._index: Any = None  # scan.LiteralIndex, or False when Hyperscan is unavailable
+        self._records = 0
         self.warnings: list[str] = []
         self.timeouts: dict[str, int] = {}  # rule id -> regex timeouts so far
         # Optional observer (--why, see why.py): told of every prefilter candidate and match.
@@ -75,26 +77,43 @@ class Matcher:
 
     def candidates(self, text: str) -> list[Rule]:
         out = list(self.always)
-        if self.gate is not None and self.gate.search(text) is not None:
-            seen: set[str] = set()
-            for lit in self.literals:
-                if lit in text:
-                    for r in self.by_literal[lit]:
-                        if r.id not in seen:
-                            seen.add(r.id)
-                            out.append(r)
+        seen: set[str] = set()
+        for lit in self._present(text):
+            for r in self.by_literal[lit]:
+                if r.id not in seen:
+                    seen.add(r.id)
+                    out.append(r)
         return out
 
+    def _present(self, text: str) -> list[str]:
+        """The literals in `text`, longest first."""
+        if self._index is None and self.literals:
+            self._records += 1
+            if self._records > INDEX_AFTER:
+                self._index = _literal_index(self.literals)
+        if self._index:
+            return [self.literals[i] for i in self._index.present(text)]
+        return [lit for lit in self.literals if lit in text]
 
-def _search(p: Pattern, rec: Record, matcher: Matcher, rule: Rule) -> tuple[regex.Match[str] | None, str]:
+
+def _literal_index(literals: list[str]) -> Any:
+    try:
+        from .scan import LiteralIndex
+
+        return LiteralIndex(literals)
+    except Exception:  # no Hyperscan (or it refuses): stay with `in`
+        return False
+
+
+def _search(p: Pattern, rec: Record, matcher: Matcher, rule: Rule) -> tuple[Any, str]:
     if p.in_ == "exception":
         target = "\n".join(rec.exceptions) if rec.kind == "traceback" else rec.text
     elif p.in_ == "frames":
         target = "\n".join(rec.frames)
     else:
         target = rec.text
-    if matcher.timeouts.get(rule.id, 0) >= MAX_TIMEOUTS:
-        return None, target
+    if (p.literal is not None and p.literal not in target) or matcher.timeouts.get(rule.id, 0) >= MAX_TIMEOUTS:
+        return None, target  # (no literal, no match: and the pattern is not even compiled)
     try:
         return p.compiled.search(target, timeout=MATCH_TIMEOUT_S), target
     except TimeoutError:
@@ -107,7 +126,7 @@ def _search(p: Pattern, rec: Record, matcher: Matcher, rule: Rule) -> tuple[rege
         return None, target
 
 
-def _evidence_line(rec: Record, target: str, m: regex.Match[str]) -> tuple[int, str]:
+def _evidence_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
     """The input line a match starts on."""
     snippet = target[m.start():].split("\n", 1)[0]
     if target is rec.text or target == rec.text:
@@ -220,6 +239,8 @@ def check(cond: Condition, names: dict[str, Any]) -> bool:
         return str(want).lower() in str(v).lower()
     if op == "matches":
         try:
+            import regex  # a rule's own pattern: the time budget applies
+
             return regex.search(str(want), str(v), timeout=MATCH_TIMEOUT_S) is not None
         except TimeoutError:
             return False
@@ -284,7 +305,7 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
             if value is None and old is not None and not isinstance(old, (bool, dict, list)):
                 value = str(old)  # a rename keeps the user's value
     return FixOut(kind=fix.kind, flag=flag, name=fix.name, action=fix.action,
-                  value=value, text=text, replaces=replaces, versions=fix.versions, **{"from": frm})
+                  value=value, text=text, replaces=replaces, versions=fix.versions, from_=frm)
 
 
 def _names_for(rule: Rule, hit: Hit, ctx: Context, count: int = 1) -> dict[str, Any]:
@@ -292,7 +313,7 @@ def _names_for(rule: Rule, hit: Hit, ctx: Context, count: int = 1) -> dict[str, 
     names["match_count"] = count  # how many records the rule matched in this input
     for k, v in hit.captures.items():
         num = _as_number(v)
-        names[k] = num if num is not None and regex.fullmatch(r"-?\d+(?:\.\d+)?", v) else v
+        names[k] = num if num is not None and re.fullmatch(r"-?\d+(?:\.\d+)?", v) else v
         if isinstance(names[k], float) and names[k].is_integer() and "." not in v:
             names[k] = int(names[k])
     for name, tree in rule.let_compiled.items():

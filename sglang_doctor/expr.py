@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import ast
 import math
+from functools import lru_cache
 from typing import Any, Callable, Mapping
 
-import regex
+import re
 
 
 class MissingValue(Exception):
@@ -87,8 +88,13 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def compile_expr(source: str) -> ast.Expression:
-    """Parse and check an expression; raises ExpressionError on anything unsafe."""
+    """Parse and check an expression; raises ExpressionError on anything unsafe.
+
+    Cached: the same rule expressions are evaluated for every input of a run (the tree is
+    only read, never changed).
+    """
     if len(source) > MAX_EXPR_CHARS:
         raise ExpressionError(f"expression longer than {MAX_EXPR_CHARS} characters")
     try:
@@ -182,7 +188,7 @@ def evaluate(tree: ast.Expression, names: Mapping[str, Any]) -> Any:
     return ev(tree.body)
 
 
-_PLACEHOLDER = regex.compile(r"\{([A-Za-z_][\w.]*)(?::([^{}]{0,20}))?\}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)(?::([^{}]{0,20}))?\}")
 
 
 def template_names(template: str) -> list[str]:
@@ -193,7 +199,7 @@ def _format_value(value: Any, spec: str | None) -> str:
     if spec:
         try:
             if isinstance(value, str):
-                value = float(value) if regex.fullmatch(r"-?\d+(?:\.\d+)?", value) else value
+                value = float(value) if re.fullmatch(r"-?\d+(?:\.\d+)?", value) else value
             return format(value, spec)
         except (ValueError, TypeError):
             return str(value)
@@ -207,7 +213,7 @@ def _format_value(value: Any, spec: str | None) -> str:
 def render(template: str, names: Mapping[str, Any]) -> str:
     """Fill a template; raises MissingValue when a placeholder is unknown."""
 
-    def sub(m: regex.Match[str]) -> str:
+    def sub(m: re.Match[str]) -> str:
         key = m.group(1)
         if key not in names or names[key] is None:
             raise MissingValue(key)

@@ -50,7 +50,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 from typing import Any, Iterator
 
 __all__ = [
@@ -111,8 +111,11 @@ class FlagSpec:
     replacement: str | None
     hint: str | None
     help: str = field(repr=False)
-    # Every release (oldest -> newest) accepting ``name``, whatever its spec there.
-    releases: tuple[str, ...] = field(repr=False)
+
+    @property
+    def releases(self) -> tuple[str, ...]:
+        """Every release (oldest -> newest) accepting ``name``, whatever its spec there."""
+        return _name_releases().get(self.name, ())
 
     @property
     def option_strings(self) -> tuple[str, ...]:
@@ -130,7 +133,7 @@ class FlagSpec:
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    text = resources.files("sglang_doctor").joinpath("data/flags.json").read_text(encoding="utf-8")
+    text = (Path(__file__).parent / "data" / "flags.json").read_text(encoding="utf-8")
     data = json.loads(text)
     if data.get("format") != 1:
         raise ValueError(f"unsupported flags.json format {data.get('format')!r}")
@@ -172,7 +175,6 @@ def _spec(index: int) -> FlagSpec:
         replacement=row["replacement"],
         hint=row["hint"],
         help=data["helps"][row["help"]],
-        releases=_name_releases().get(row["name"], ()),
     )
 
 
@@ -208,7 +210,12 @@ class FlagTable(dict):
 
 def releases() -> list[str]:
     """Releases in the registry, oldest -> newest."""
-    return sorted(_data()["releases"], key=version_key)
+    return list(_releases())
+
+
+@lru_cache(maxsize=1)
+def _releases() -> tuple[str, ...]:
+    return tuple(sorted(_data()["releases"], key=version_key))
 
 
 def _pick_release(release: str | None) -> str:

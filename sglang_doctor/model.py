@@ -1,28 +1,33 @@
-"""The report: the one object every output format renders (JSON contract v1)."""
+"""The report: the one object every output format renders (JSON contract v1).
+
+Plain dataclasses, so a run never imports a validation library: the contract is pinned by
+`data/report-v1.schema.json` (JSON Schema), which the tests check every format's source
+against. `to_json` / `from_json` convert to and from the contract's JSON shape (its key
+names, no null fields, internal fields left out).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
 
 from . import __version__
 
 SCHEMA_ID = "sglang-doctor/report/v1"
+Severity = Literal["error", "warning", "info"]
 
 
-class _M(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-
-class InputInfo(_M):
+@dataclass
+class InputInfo:
     name: str
     lines: int = 0
     bytes: int = 0
     error: str | None = None
 
 
-class Evidence(_M):
+@dataclass
+class Evidence:
     input: int
     line: int
     text: str
@@ -33,27 +38,29 @@ class Evidence(_M):
     rank: str | None = None  # the logging process's rank tags ("TP0", "DP1 TP3"), when it has them
 
 
-class FixOut(_M):
+@dataclass
+class FixOut:
     kind: Literal["flag", "env", "docker", "package", "system", "note"]
     flag: str | None = None
     name: str | None = None
     action: Literal["set", "raise", "lower", "add", "remove"] | None = None
-    from_: str | None = Field(None, alias="from")
+    from_: str | None = None  # JSON "from": the value the log shows now
     value: str | None = None
     text: str | None = None
     replaces: str | None = None  # a renamed flag: the old spelling this fix removes
-    versions: str | None = Field(None, exclude=True)  # internal: releases the fix applies to
+    versions: str | None = None  # internal (not in the JSON): releases the fix applies to
 
 
-class Finding(_M):
+@dataclass
+class Finding:
     rule: str
     code: str
-    severity: Literal["error", "warning", "info"]
+    severity: Severity
     title: str
     explanation: str
-    evidence: list[Evidence] = []
-    captures: dict[str, str] = {}
-    fixes: list[FixOut] = []
+    evidence: list[Evidence] = field(default_factory=list)
+    captures: dict[str, str] = field(default_factory=dict)
+    fixes: list[FixOut] = field(default_factory=list)
     occurrences: int = 1  # records the rule matched (evidence keeps the first few)
     consequence_of: str | None = None  # rule id of the root cause this finding follows from
     follows: str | None = None  # the sentence naming it ("Follows from SGD401 (…, line 34).")
@@ -74,18 +81,20 @@ def mark_consequence(f: Finding, cause: Finding, where: str = "") -> None:
     f.explanation = f"{note} {f.explanation}".strip()
 
 
-class ToolInfo(_M):
+@dataclass
+class ToolInfo:
     name: str = "sglang-doctor"
     version: str = __version__
 
 
-class Report(_M):
-    schema_: str = Field(SCHEMA_ID, alias="schema")
-    tool: ToolInfo = ToolInfo()
-    inputs: list[InputInfo] = []
-    context: dict[str, Any] = {}
-    findings: list[Finding] = []
-    summary: dict[str, int] = {"error": 0, "warning": 0, "info": 0}
+@dataclass
+class Report:
+    schema_: str = SCHEMA_ID  # JSON "schema"
+    tool: ToolInfo = field(default_factory=ToolInfo)
+    inputs: list[InputInfo] = field(default_factory=list)
+    context: dict[str, Any] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    summary: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
     corrected_command: str | None = None
     startup: dict[str, Any] | None = None
     suppressed: int | None = None  # findings hidden by a baseline or an inline ignore (when any)
@@ -96,4 +105,69 @@ class Report(_M):
             self.summary[f.severity] += 1
 
     def to_json_dict(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+        return to_json(self)  # type: ignore[no-any-return]
+
+
+# --- the contract's JSON shape --------------------------------------------------------------
+
+_JSON_NAME = {"from_": "from", "schema_": "schema"}  # Python-safe field name -> JSON key
+_FIELD_NAME = {v: k for k, v in _JSON_NAME.items()}
+_INTERNAL = {(FixOut, "versions")}
+# Fields holding contract objects, by class: how from_json rebuilds them.
+_NESTED: dict[type, dict[str, type]] = {
+    Report: {"tool": ToolInfo, "inputs": InputInfo, "findings": Finding},
+    Finding: {"evidence": Evidence, "fixes": FixOut},
+}
+T = TypeVar("T")
+
+
+def to_json(obj: Any) -> Any:
+    """The JSON value of a contract object: contract key names, None fields left out.
+
+    Free-form mappings (context, startup, captures) keep their None values: null is a fact there.
+    """
+    keys = _json_keys(type(obj))
+    if keys is not None:
+        out: dict[str, Any] = {}
+        for name, key in keys:
+            value = getattr(obj, name)
+            if value is not None:
+                out[key] = to_json(value)
+        return out
+    if isinstance(obj, dict):
+        return {str(k): to_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_json(v) for v in obj]
+    return obj
+
+
+_KEYS: dict[type, list[tuple[str, str]] | None] = {}
+
+
+def _json_keys(cls: type) -> list[tuple[str, str]] | None:
+    """(field name, JSON key) of a contract class's JSON fields; None for other types."""
+    try:
+        return _KEYS[cls]
+    except KeyError:
+        keys = ([(f.name, _JSON_NAME.get(f.name, f.name)) for f in dataclasses.fields(cls)
+                 if (cls, f.name) not in _INTERNAL] if dataclasses.is_dataclass(cls) else None)
+        _KEYS[cls] = keys
+        return keys
+
+
+def from_json(cls: type[T], data: dict[str, Any]) -> T:
+    """Rebuild a contract object from its JSON value (after redaction, or read back by a test)."""
+    nested = _NESTED.get(cls, {})
+    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        name = _FIELD_NAME.get(key, key)
+        if name not in known:
+            continue  # a newer producer's field: the contract allows additions
+        sub = nested.get(name)
+        if sub is not None and isinstance(value, list):
+            value = [from_json(sub, v) for v in value]
+        elif sub is not None and isinstance(value, dict):
+            value = from_json(sub, value)
+        kwargs[name] = value
+    return cls(**kwargs)

@@ -10,14 +10,13 @@ original input, 1-based.
 from __future__ import annotations
 
 import codecs
-import gzip
 import io
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-import regex
+import re
 
 CHUNK_SIZE = 1 << 20
 # A single line longer than this is cut: nothing diagnostic lives past it, and holding a
@@ -25,19 +24,19 @@ CHUNK_SIZE = 1 << 20
 MAX_LINE_CHARS = 64 * 1024
 
 # CSI sequences (colours, cursor moves), OSC sequences, and lone escapes.
-_ANSI = regex.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_CONTROL = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufeff]")  # + stray BOMs (concatenated files)
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufeff]")  # + stray BOMs (concatenated files)
 
 # docker logs --timestamps: RFC3339 with nanoseconds, e.g. 2025-01-02T03:04:05.123456789Z; the
 # Kubernetes CRI log files (/var/log/pods, containerd) add the stream and a partial/full tag:
 # "2025-07-25T07:53:08.21748708+08:00 stdout F ".
-_DOCKER_TS = regex.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) (?:(?:stdout|stderr) [FP] )?")
+_DOCKER_TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) (?:(?:stdout|stderr) [FP] )?")
 # docker compose: "sglang-1  | " / "sglang_1 | "
-_COMPOSE = regex.compile(r"^[\w.-]{1,64}\s+\| ")
+_COMPOSE = re.compile(r"^[\w.-]{1,64}\s+\| ")
 # kubectl logs --prefix: "[pod/name/container] "
-_KUBECTL = regex.compile(r"^\[pod/[^\]\s]+\] ")
+_KUBECTL = re.compile(r"^\[pod/[^\]\s]+\] ")
 # Ray: "(SchedulerActor pid=123) " or "(pid=123, ip=10.0.0.1) "
-_RAY = regex.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[^)]*)?\) ")
+_RAY = re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[^)]*)?\) ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +87,8 @@ def _open_binary(path: str) -> BinaryIO:
         raise InputError(f"{path}: {e.strerror or e}") from None
     head = fh.peek(2)[:2] if hasattr(fh, "peek") else b""
     if head == b"\x1f\x8b":
+        import gzip
+
         return gzip.GzipFile(fileobj=fh)  # type: ignore[return-value]
     return fh
 

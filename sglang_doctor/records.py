@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-import regex
+import re
 
 from .reader import Line
 
 # Header of SGLang's logger, all releases (see the log anatomy): time, optional ms, rank
 # tags. The leading "[" may be lost when a user cut the line when pasting.
-_HEADER = regex.compile(
+_HEADER = re.compile(
     r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})(?:[.,](?P<ms>\d{1,6}))?"
     r"(?P<ranks>(?: (?:DP-?\d+|PP\d+|ATTN_CP\d+|MOE_DP\d+|TP\d+|EP\d+))*)"
     r"(?: encode_server| encode_dp_worker\[\d+\])?\] ?(?P<msg>.*)$"
@@ -28,9 +28,9 @@ _CHAIN_MARKERS = (
     "During handling of the above exception, another exception occurred:",
     "The above exception was the direct cause of the following exception:",
 )
-_FRAME = regex.compile(r'^\s*File "[^"]*", line \d+')
+_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
 # The final line of a traceback: `ValueError: …`, `torch.OutOfMemoryError: …`, `KeyboardInterrupt`.
-_EXC_LINE = regex.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Timeout|error)|[A-Za-z_][\w.]*)(?::(?P<msg> .*|$)|$)")
+_EXC_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Timeout|error)|[A-Za-z_][\w.]*)(?::(?P<msg> .*|$)|$)")
 # Bound on one traceback record so a runaway block cannot hold unbounded memory.
 MAX_RECORD_LINES = 2000
 
@@ -84,7 +84,7 @@ def parse_header(text: str) -> Header | None:
 
 # PyTorch's C++ log lines (c10, glog style) - the NCCL watchdog among them - carry month, day
 # and time but no year: `[rank1]:[E0502 09:24:33.512345678 ProcessGroupNCCL.cpp:629] …`.
-_GLOG = regex.compile(r"^(?:\[rank\d+\]:)?\[?[IWEF](?P<mon>[01]\d)(?P<day>[0-3]\d) (?P<time>\d\d:\d\d:\d\d)[.\d]* ")
+_GLOG = re.compile(r"^(?:\[rank\d+\]:)?\[?[IWEF](?P<mon>[01]\d)(?P<day>[0-3]\d) (?P<time>\d\d:\d\d:\d\d)[.\d]* ")
 
 
 def glog_time(text: str, before: str | None) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-import regex
+import re
 
 PLACEHOLDER = "<redacted>"
 
@@ -20,39 +20,41 @@ _SECRET_FIELDS = r"(?:admin_)?api[_-]?key|ssl_keyfile_password|hf_token|access_t
 _BARE_SECRET_FIELDS = r"(?:admin_)?api[_-]?key|ssl_keyfile_password|hf_token|access_token|password"
 # A flag named in prose ("--api-key is sent, but …") is followed by a word, not a value.
 _PROSE = r"(?!(?:is|are|was|were|and|or|to|the|a|an|of|for|in|on|with|not|must|should|can|if|when|that|flag|option)\b)"
-_PATTERNS: list[tuple[regex.Pattern[str], str]] = [
+_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # server_args repr / dict / env: api_key='x', 'api_key': 'x' (also cut before the closing quote)
-    (regex.compile(rf"(?i)(['\"]?\b(?:{_SECRET_FIELDS})['\"]?\s*[:=]\s*)(['\"])(?!None\2)[^'\"\n]+(\2?)"),
+    (re.compile(rf"(?i)(['\"]?\b(?:{_SECRET_FIELDS})['\"]?\s*[:=]\s*)(['\"])(?!None\2)[^'\"\n]+(\2?)"),
      r"\1\2" + PLACEHOLDER + r"\3"),
-    (regex.compile(rf"(?i)(\b(?:{_BARE_SECRET_FIELDS})\s*[:=]\s*)(?!None\b|['\"$<\s]){_PROSE}[^\s,;)'\"]+"),
+    (re.compile(rf"(?i)(\b(?:{_BARE_SECRET_FIELDS})\s*[:=]\s*)(?!None\b|['\"$<\s]){_PROSE}[^\s,;)'\"]+"),
      r"\1" + PLACEHOLDER),
-    (regex.compile(r"(\b[A-Z0-9_]*(?:TOKEN|API_KEY|SECRET|PASSWORD)=)(?!\$)[^\s'\"]+"), r"\1" + PLACEHOLDER),
+    (re.compile(r"(\b[A-Z0-9_]*(?:TOKEN|API_KEY|SECRET|PASSWORD)=)(?!\$)[^\s'\"]+"), r"\1" + PLACEHOLDER),
     # CLI flags: --api-key X, --admin-api-key=X, --hf-token X
-    (regex.compile(rf"(--(?:admin-)?api-key|--ssl-keyfile-password|--hf-token|--token)(=|\s+)(?![$<]){_PROSE}(['\"]?)[^\s'\"]+\3"),
+    (re.compile(rf"(--(?:admin-)?api-key|--ssl-keyfile-password|--hf-token|--token)(=|\s+)(?![$<]){_PROSE}(['\"]?)[^\s'\"]+\3"),
      r"\1\2\3" + PLACEHOLDER + r"\3"),
-    (regex.compile(r"\bhf_[A-Za-z0-9]{16,}\b"), "hf_" + PLACEHOLDER),
-    (regex.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + PLACEHOLDER),
-    (regex.compile(r"\bsk-[A-Za-z0-9_-]{12,}\b"), "sk-" + PLACEHOLDER),
+    (re.compile(r"\bhf_[A-Za-z0-9]{16,}\b"), "hf_" + PLACEHOLDER),
+    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + PLACEHOLDER),
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{12,}\b"), "sk-" + PLACEHOLDER),
     # scheme://user:password@host
-    (regex.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@"), r"\1" + PLACEHOLDER + "@"),
+    (re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@"), r"\1" + PLACEHOLDER + "@"),
 ]
-_HOSTS: list[tuple[regex.Pattern[str], str]] = [
-    (regex.compile(r"\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b"), "<ip>"),
-    (regex.compile(r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:internal|local|lan|corp|com|net|org|io|cloud|ai)\b", regex.I), "<host>"),
+# Every pattern above needs one of these: a string without any is left as it is, unscanned.
+_SECRET_HINT = re.compile(r"(?i)api|passw|token|secret|hf_|bearer|sk-|://")
+_HOSTS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b"), "<ip>"),
+    (re.compile(r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:internal|local|lan|corp|com|net|org|io|cloud|ai)\b", re.I), "<host>"),
 ]
-_SECRET_KEYS = regex.compile(rf"(?i)^(?:{_SECRET_FIELDS})$")
+_SECRET_KEYS = re.compile(rf"(?i)^(?:{_SECRET_FIELDS})$")
 _SAFE_HOSTS = {"127.0.0.1", "0.0.0.0", "localhost", "::", "::1"}
 
 # Fields and flags whose value names a host (SGLang launch flags, torch.distributed env).
 _HOST_FIELDS = (r"host|dist[_-]init[_-]addr|master[_-]addr|pdlb[_-]url|encoder[_-](?:register[_-])?urls|"
                 r"o[lt][tl]p[_-]traces[_-]endpoint|load[_-]publish[_-]endpoint|decoupled[_-]spec[_-]\w*endpoints?|"
                 r"remote[_-]instance[_-]weight[_-]loader[_-]seed[_-]instance[_-]ip")
-_HOST_KEYS = regex.compile(rf"(?i)^(?:{_HOST_FIELDS})$")
+_HOST_KEYS = re.compile(rf"(?i)^(?:{_HOST_FIELDS})$")
 _HOST_VALUES = [
-    regex.compile(rf"(?i)['\"]?\b(?:{_HOST_FIELDS})['\"]?\s*[:=]\s*['\"]?([^'\"\s,)]+(?:,[^'\"\s,)]+)*)"),
-    regex.compile(rf"(?i)--(?:{_HOST_FIELDS})(?:=|\s+)['\"]?([^'\"\s]+)"),
+    re.compile(rf"(?i)['\"]?\b(?:{_HOST_FIELDS})['\"]?\s*[:=]\s*['\"]?([^'\"\s,)]+(?:,[^'\"\s,)]+)*)"),
+    re.compile(rf"(?i)--(?:{_HOST_FIELDS})(?:=|\s+)['\"]?([^'\"\s]+)"),
 ]
-_HOST_NAME = regex.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+_HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
 
 
 def _names_in_value(value: str) -> Iterator[str]:
@@ -87,12 +89,22 @@ class _Masker:
     def __init__(self, hosts: bool, names: Iterable[str] = ()) -> None:
         self.hosts = hosts
         known = sorted({n for n in names if n not in _SAFE_HOSTS}, key=len, reverse=True)
-        self.known = (regex.compile(r"(?<![\w.-])(?:" + "|".join(regex.escape(n) for n in known) + r")(?![\w-])")
+        self.known = (re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(n) for n in known) + r")(?![\w-])")
                       if known else None)
+        self.done: dict[str, str] = {}  # logs of one deployment repeat their lines
 
     def __call__(self, text: str) -> str:
-        for pat, repl in _PATTERNS:
-            text = pat.sub(repl, text)
+        out = self.done.get(text)
+        if out is None:
+            out = self._mask(text)
+            if len(self.done) < 100_000:  # (bounded: a report of a huge log stays small anyway)
+                self.done[text] = out
+        return out
+
+    def _mask(self, text: str) -> str:
+        if _SECRET_HINT.search(text) is not None:
+            for pat, repl in _PATTERNS:
+                text = pat.sub(repl, text)
         if self.hosts:
             for pat, repl in _HOSTS:
                 text = pat.sub(lambda m: m.group(0) if m.group(0) in _SAFE_HOSTS else repl, text)

@@ -9,13 +9,11 @@ the rule id and the field.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, Union
-
-import regex
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from . import __version__, expr
 
@@ -31,72 +29,91 @@ FixKind = Literal["flag", "env", "docker", "package", "system", "note"]
 FixAction = Literal["set", "raise", "lower", "add", "remove"]
 SYSTEM_PARTS = ("nvidia-driver", "cuda-toolkit", "rocm", "gpu")
 MAX_RULE_FILE_BYTES = 256 * 1024
+RULE_ID = r"^[a-z0-9][a-z0-9-]{2,63}$"
+RULE_CODE = r"^SGD\d{3,4}$"
+# YAML keys that are Python keywords, and the field names that hold them.
+KEYWORD_KEYS = {"in": "in_", "not": "not_"}
+CACHE_FORMAT = 2  # bump when the cached objects change shape
 
 
 class RuleLoadError(Exception):
     """A rule file that cannot be used; the message is one line."""
 
 
-class _Strict(BaseModel):
-    # defer_build: a run that loads the rule set from the cache never validates, so it never
-    # pays for building the validators.
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, defer_build=True)
+# The schema is plain frozen dataclasses: a run that loads the rule set from the cache never
+# imports a validation library. Files are validated by pydantic (TypeAdapter over these
+# classes, `extra: forbid`) and by each class's __post_init__; a message "field: ..." names
+# the field it is about.
+_STRICT = {"extra": "forbid"}
 
 
-class Pattern(_Strict):
+def _compile_check(field_name: str, pattern: str) -> None:
+    import regex
+
+    try:
+        regex.compile(pattern)
+    except regex.error as e:
+        raise ValueError(f"{field_name}: regex does not compile: {e}") from None
+    except (RecursionError, OverflowError, MemoryError):
+        raise ValueError(f"{field_name}: regex does not compile: nested too deeply or too large") from None
+
+
+@dataclass(frozen=True)
+class Pattern:
+    __pydantic_config__ = _STRICT
     regex: str
     # Where to search: the whole record, its exception line(s), or its frame lines.
-    in_: Literal["text", "exception", "frames"] = Field("text", alias="in")
+    in_: Literal["text", "exception", "frames"] = "text"
 
-    @field_validator("regex")
-    @classmethod
-    def _compiles(cls, v: str) -> str:
-        try:
-            regex.compile(v)
-        except regex.error as e:
-            raise ValueError(f"regex does not compile: {e}") from None
-        except (RecursionError, OverflowError, MemoryError):
-            raise ValueError("regex does not compile: nested too deeply or too large") from None
-        return v
+    def __post_init__(self) -> None:
+        _compile_check("regex", self.regex)
 
     @cached_property
-    def compiled(self) -> regex.Pattern[str]:
+    def literal(self) -> str | None:
+        """A string every match contains (None: none known); a text without it is not searched."""
+        return required_literal(self.regex)
+
+    @cached_property
+    def compiled(self) -> Any:
+        import regex
+
         # ASCII classes (\\w, \\d, \\s), as the byte-level scanner sees them: both stages agree.
         return regex.compile(self.regex, regex.ASCII)
 
 
-class Match(_Strict):
-    any: list[Pattern] = []  # the rule matches a record when one of these does
-    require: list[Pattern] = []  # ... and all of these match the same record too
-    exclude: list[Pattern] = []  # ... and none of these does (another rule owns that case)
+@dataclass(frozen=True)
+class Match:
+    __pydantic_config__ = _STRICT
+    any: list[Pattern] = field(default_factory=list)  # the rule matches a record when one of these does
+    require: list[Pattern] = field(default_factory=list)  # ... and all of these match the same record too
+    exclude: list[Pattern] = field(default_factory=list)  # ... and none of these does (another rule owns that case)
     # Or a built-in check over facts (see checks.py), for what no log line states, such as
     # a launch flag the detected SGLang release does not have.
     check: str | None = None
 
-    @model_validator(mode="after")
-    def _one_way(self) -> "Match":
+    def __post_init__(self) -> None:
         from .checks import CHECKS
 
         if bool(self.any) == bool(self.check):
             raise ValueError("match needs either 'any' (patterns) or 'check' (a built-in check)")
         if self.check and self.check not in CHECKS:
-            raise ValueError(f"unknown check {self.check!r}; known: {', '.join(sorted(CHECKS))}")
-        return self
+            raise ValueError(f"check: unknown check {self.check!r}; known: {', '.join(sorted(CHECKS))}")
 
 
-class Condition(_Strict):
+@dataclass(frozen=True)
+class Condition:
     """A test on a context fact, or a group of conditions (any_of / all_of / not)."""
 
+    __pydantic_config__ = _STRICT
     fact: str | None = None
     op: Literal["exists", "missing", "eq", "ne", "lt", "le", "gt", "ge", "in", "not_in",
                 "startswith", "contains", "matches", "version_ge", "version_lt", "expr"] = "exists"
     value: Any = None
     any_of: list["Condition"] | None = None
     all_of: list["Condition"] | None = None
-    not_: "Condition | None" = Field(None, alias="not")
+    not_: "Condition | None" = None
 
-    @model_validator(mode="after")
-    def _shape(self) -> "Condition":
+    def __post_init__(self) -> None:
         groups = sum(x is not None for x in (self.any_of, self.all_of, self.not_))
         if groups > 1 or (groups and self.fact is not None):
             raise ValueError("a condition is either a fact test or one of any_of/all_of/not")
@@ -104,17 +121,15 @@ class Condition(_Strict):
             raise ValueError("a condition needs 'fact' (or op: expr with value)")
         if self.op == "expr":
             if not isinstance(self.value, str):
-                raise ValueError("op expr needs a string expression in 'value'")
+                raise ValueError("value: op expr needs a string expression in 'value'")
             expr.compile_expr(self.value)
         if self.op == "matches":
-            try:
-                regex.compile(str(self.value))
-            except (regex.error, RecursionError, OverflowError) as e:
-                raise ValueError(f"op matches: value is not a regex: {e}") from None
-        return self
+            _compile_check("value", str(self.value))
 
 
-class Fix(_Strict):
+@dataclass(frozen=True)
+class Fix:
+    __pydantic_config__ = _STRICT
     kind: FixKind = "flag"
     flag: str | None = None
     name: str | None = None
@@ -123,13 +138,12 @@ class Fix(_Strict):
     text: str | None = None  # for kind note; also an optional one-line reason on any fix
     # For a renamed flag: the flag this one replaces (removed from the command, its value kept).
     replaces: str | None = None
-    when: list[Condition] = []
+    when: list[Condition] = field(default_factory=list)
     # Releases this fix applies to, when narrower than the rule's (a flag added later);
     # dropped for a log whose release is known and outside this range.
     versions: str | None = None
 
-    @model_validator(mode="after")
-    def _shape(self) -> "Fix":
+    def __post_init__(self) -> None:
         if self.kind in ("flag", "docker") and not (self.flag and (self.flag.startswith("-") or self.flag.startswith("{"))):
             # A template such as "{bad_flag}" names a flag captured from the log.
             raise ValueError(f"a {self.kind} fix needs 'flag' starting with '-' (or a {{capture}} template)")
@@ -141,46 +155,58 @@ class Fix(_Strict):
             raise ValueError("a note fix needs 'text'")
         if self.kind != "note" and self.action is None:
             raise ValueError("a fix needs 'action' (set, raise, lower, add, remove)")
-        return self
 
 
-class ExplanationPart(_Strict):
+@dataclass(frozen=True)
+class ExplanationPart:
+    __pydantic_config__ = _STRICT
     text: str
-    when: list[Condition] = []
+    when: list[Condition] = field(default_factory=list)
 
 
-class Docs(_Strict):
+@dataclass(frozen=True)
+class Docs:
+    __pydantic_config__ = _STRICT
     what: str
     why: str
     fix: str
     wrong_when: str | None = None  # when the suggested fix is the wrong answer
 
 
-class Rule(_Strict):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{2,63}$")
+@dataclass(frozen=True, eq=False)
+class Rule:
+    __pydantic_config__ = _STRICT
+    id: str
     # Built-in rules use SGD100-SGD999; four digits (SGD1000+) are left to users' own rules.
-    code: str = Field(pattern=r"^SGD\d{3,4}$")
-    title: str = Field(min_length=5, max_length=120)
+    code: str
+    title: str
     severity: Severity
     family: str
-    versions: str = "*"  # SGLang releases that print the message, e.g. "0.4.6-0.5.23"
-    sources: list[str] = []  # where the message comes from: "sglang srt/x.py:12 (0.5.14)", "pytorch"
     match: Match
-    conditions: list[Condition] = []
-    let: dict[str, Union[str, int, float]] = {}  # name: expression, computed in order
     # Sentences; one whose placeholders are unknown for this log, or whose `when` fails, is left out.
     explanation: Union[str, list[Union[str, ExplanationPart]]]
-    fixes: list[Fix] = []
-    fix_none: str | None = None  # why the rule has no fix, when it has none
     docs: Docs
+    versions: str = "*"  # SGLang releases that print the message, e.g. "0.4.6-0.5.23"
+    sources: list[str] = field(default_factory=list)  # "sglang srt/x.py:12 (0.5.14)", "pytorch"
+    conditions: list[Condition] = field(default_factory=list)
+    let: dict[str, Union[str, int, float]] = field(default_factory=dict)  # name: expression, computed in order
+    fixes: list[Fix] = field(default_factory=list)
+    fix_none: str | None = None  # why the rule has no fix, when it has none
     consequence: bool = False  # a symptom of another failure (SIGQUIT, peer timeouts)
     fallback: bool = False  # generic: dropped when a more specific error explains the input
-    follows: list[str] = []  # rule ids this one is a symptom of, when they fire in the same input
+    follows: list[str] = field(default_factory=list)  # rule ids this one is a symptom of, when they fire in the same input
     priority: int = 50  # among findings on the same record, higher sorts first
-    path: str | None = Field(None, exclude=True)
+    path: str | None = None  # the file it was loaded from (not part of the rule)
 
-    @model_validator(mode="after")
-    def _check(self) -> "Rule":
+    def __post_init__(self) -> None:
+        import re
+
+        if not re.match(RULE_ID, self.id):
+            raise ValueError(f"id: must match {RULE_ID} (lower-case kebab-case, 3-64 characters)")
+        if not re.match(RULE_CODE, self.code):
+            raise ValueError(f"code: must match {RULE_CODE}")
+        if not 5 <= len(self.title) <= 120:
+            raise ValueError("title: must be 5 to 120 characters")
         if not self.fixes and not self.fix_none:
             raise ValueError("a rule needs at least one fix, or 'fix_none' saying why there is none")
         for name, source in self.let.items():
@@ -188,7 +214,10 @@ class Rule(_Strict):
                 expr.compile_expr(str(source))
             except expr.ExpressionError as e:
                 raise ValueError(f"let.{name}: {e}") from None
-        return self
+
+    def to_data(self) -> dict[str, Any]:
+        """The rule as its YAML file's data (keys as written, defaults left out)."""
+        return _data_of(self)  # type: ignore[no-any-return]
 
     @property
     def explanation_parts(self) -> list[ExplanationPart]:
@@ -214,7 +243,7 @@ class Rule(_Strict):
         """Literals one of which must appear in a record for this rule to match it.
 
         None means the rule cannot be prefiltered (some pattern has no required literal);
-        such rules run on every record.
+        such rules run on every record. Computed once when the rule set is cached.
         """
         if self.match.check:
             return []  # never matches records; the check runs once per input
@@ -225,6 +254,23 @@ class Rule(_Strict):
                 return None
             out.append(lit)
         return out
+
+
+def _data_of(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            if f.name == "path" or value == default:
+                continue
+            out[f.name.rstrip("_") if f.name.rstrip("_") in KEYWORD_KEYS else f.name] = _data_of(value)
+        return out
+    if isinstance(obj, list):
+        return [_data_of(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _data_of(v) for k, v in obj.items()}
+    return obj
 
 
 def _literal_runs(parsed: Any) -> list[str]:
@@ -307,17 +353,47 @@ def required_literal(pattern: str) -> str | None:
 
 
 def builtin_rules_dir() -> Path:
-    return Path(str(resources.files("sglang_doctor") / "rules"))
+    return Path(__file__).parent / "rules"  # (not importlib.resources: 10 ms of imports per run)
 
 
-def _loc(err: dict[str, Any]) -> str:
-    return ".".join(str(p) for p in err.get("loc", ()) if p != "__root__") or "(rule)"
+def _python_keys(data: Any) -> Any:
+    """YAML keys that are Python keywords (`in`, `not`) as their field names (`in_`, `not_`)."""
+    if isinstance(data, dict):
+        return {KEYWORD_KEYS.get(k, k) if isinstance(k, str) else k: _python_keys(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_python_keys(x) for x in data]
+    return data
 
 
-def _loc_in_message(msg: str) -> tuple[str, ...]:
-    """A rule-level check names its field in the message ("let.x: ..."): the path to it."""
-    m = regex.search(r"\b(let)\.(\w+):", msg)
-    return (m[1], m[2]) if m else ()
+def _error_path(err: dict[str, Any]) -> tuple[tuple[Any, ...], str]:
+    """Where a validation error is, as YAML keys, and its message without pydantic's prefix.
+
+    A __post_init__ check names its field at the start of the message ("regex: ...",
+    "let.x: ..."), which extends the path to the dataclass holding it.
+    """
+    import re
+
+    loc: tuple[Any, ...] = tuple(p.rstrip("_") if isinstance(p, str) and p.rstrip("_") in KEYWORD_KEYS else p
+                                 for p in err.get("loc", ()))
+    msg = str(err.get("msg", ""))
+    msg = msg.removeprefix("Value error, ")
+    m = re.match(r"([a-z_]+(?:\.\w+)?): ", msg)
+    if m:
+        loc += tuple(m[1].split("."))
+        msg = msg[m.end():]
+    return loc, msg
+
+
+_VALIDATOR: Any = None
+
+
+def _validate(data: dict[str, Any]) -> Rule:
+    global _VALIDATOR
+    if _VALIDATOR is None:  # built on the first file validated: a cached run never pays for it
+        from pydantic import TypeAdapter
+
+        _VALIDATOR = TypeAdapter(Rule)
+    return _VALIDATOR.validate_python(data)  # type: ignore[no-any-return]
 
 
 def load_rule_file(path: Path) -> Rule:
@@ -327,6 +403,8 @@ def load_rule_file(path: Path) -> Rule:
         raise RuleLoadError(f"{path}: cannot read: {e.strerror or e}") from None
     if len(raw) > MAX_RULE_FILE_BYTES:
         raise RuleLoadError(f"{path}: rule file larger than {MAX_RULE_FILE_BYTES} bytes")
+    from pydantic import ValidationError
+
     from .safe_yaml import YamlError, line_of, load_yaml_with_node
 
     try:
@@ -336,23 +414,48 @@ def load_rule_file(path: Path) -> Rule:
     if not isinstance(data, dict):
         raise RuleLoadError(f"{path}: a rule file holds one mapping (id, code, title, ...)")
     rule_id = data.get("id", path.stem)
+    if "path" in data:  # the loader sets it; a file cannot
+        raise RuleLoadError(f"{path}:{line_of(node, ('path',)) or 1}: rule {rule_id}: field path: not a rule field")
     try:
-        rule = Rule.model_validate({**data, "path": str(path)})
+        rule = _validate(_python_keys(data))
     except ValidationError as e:
-        first = e.errors()[0]
-        loc = tuple(first.get("loc", ())) or _loc_in_message(first["msg"])
+        loc, msg = _error_path(e.errors()[0])
         where = f"{path}:{line}" if (line := line_of(node, loc)) else str(path)
-        raise RuleLoadError(f"{where}: rule {rule_id}: field {_loc({'loc': loc})}: {first['msg']}") from None
+        field_name = ".".join(str(p) for p in loc) or "(rule)"
+        raise RuleLoadError(f"{where}: rule {rule_id}: field {field_name}: {msg}") from None
     except (expr.ExpressionError, RecursionError) as e:
         raise RuleLoadError(f"{path}: rule {rule_id}: {e}") from None
     if rule.id != path.stem:
         raise RuleLoadError(f"{path}:{line_of(node, ('id',)) or 1}: rule {rule.id}: field id: "
                             f"must equal the file name '{path.stem}'")
+    object.__setattr__(rule, "path", str(path))  # where it came from; frozen for everything else
     return rule
 
 
 def rule_files(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.rglob("*.yaml") if p.is_file())
+    """Every *.yaml under `directory`, at any depth, in path order.
+
+    A rule's fixture directory (named like the rule file beside it) is not entered, and
+    symlinked directories are not followed (no loops).
+    """
+    import os
+
+    found: list[str] = []
+
+    def walk(d: str) -> None:
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            return
+        rules_here = {e.name[:-5] for e in entries if e.name.endswith(".yaml") and e.is_file()}
+        for e in entries:
+            if e.name.endswith(".yaml") and e.is_file():
+                found.append(e.path)
+            elif e.name not in rules_here and e.is_dir(follow_symlinks=False):
+                walk(e.path)
+
+    walk(str(directory))
+    return sorted(Path(p) for p in found)
 
 
 def cache_dir() -> str:
@@ -368,7 +471,7 @@ def _cache_file(files: list[Path]) -> Path | None:
     import hashlib
 
     base = cache_dir()
-    h = hashlib.sha256(__version__.encode())
+    h = hashlib.sha256(f"{__version__}/{CACHE_FORMAT}".encode())
     for f in files:
         try:
             h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")
@@ -434,6 +537,10 @@ def load_rules(extra_dirs: list[str] | None = None, builtin: bool = True, cache:
     if cached is not None:
         return cached
     rules = _load_files(dirs)
+    for rule in rules:  # derived once here, kept in the cache: a cached run does not parse regexes
+        rule.prefilter_literals
+        for p in (*rule.match.any, *rule.match.require, *rule.match.exclude):
+            p.literal
     _write_cache(cache_path, rules)
     return rules
 

@@ -20,14 +20,11 @@ status, and their number is in the report's `suppressed` field.
 from __future__ import annotations
 
 import datetime as _dt
-import gzip
-import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
-import regex
+import re
 
 from .model import Finding, Report
 from .redact import redact_text
@@ -37,10 +34,10 @@ DEFAULT_BASELINE = ".sglang-doctor-baseline.json"
 INLINE_LINES = 20
 HEAD_BYTES = 64 * 1024  # inline directives are looked for in this much of a log's start
 
-_INLINE = regex.compile(r"#\s*sglang-doctor:\s*(?:(?P<all>ignore-all)\b|ignore\s+(?P<names>[A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*))")
-_HEX = regex.compile(r"\b0x[0-9a-fA-F]+\b")
-_DIGITS = regex.compile(r"\d+")
-_SPACE = regex.compile(r"\s+")
+_INLINE = re.compile(r"#\s*sglang-doctor:\s*(?:(?P<all>ignore-all)\b|ignore\s+(?P<names>[A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*))")
+_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
+_DIGITS = re.compile(r"\d+")
+_SPACE = re.compile(r"\s+")
 
 
 class BaselineError(Exception):
@@ -56,6 +53,8 @@ def fingerprint(text: str) -> str:
     norm = redact_text(text, hosts=True)
     norm = _DIGITS.sub("0", _HEX.sub("0x0", norm))
     norm = _SPACE.sub(" ", norm).strip()
+    import hashlib
+
     return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:16]
 
 
@@ -93,6 +92,8 @@ class Entry:
 
 
 def load_baseline(path: Path) -> list[Entry]:
+    import json
+
     from .reader import read_small_text
 
     raw = read_small_text(path, "baseline", BaselineError)
@@ -126,6 +127,8 @@ def load_baseline(path: Path) -> list[Entry]:
 
 
 def write_baseline(path: Path, entries: list[Entry]) -> None:
+    import json
+
     data = {"schema": BASELINE_SCHEMA,
             "suppressions": [e.to_json() for e in sorted(entries, key=lambda e: (e.input, e.code or "", e.rule))]}
     try:
@@ -144,6 +147,8 @@ def read_head(path: str, lines: int = INLINE_LINES) -> list[str]:
         with open(path, "rb") as fh:
             raw = fh.read(HEAD_BYTES)
             if raw[:2] == b"\x1f\x8b":
+                import gzip
+
                 fh.seek(0)
                 with gzip.GzipFile(fileobj=fh) as gz:
                     raw = gz.read(HEAD_BYTES)
@@ -210,6 +215,9 @@ class Suppressor:
             (expired if e.expires is not None and e.expires < self.today else active)[e.key] = e
         remaining: list[Finding] = []
         for f in kept:
+            if not self.baseline:
+                remaining.append(f)
+                continue
             _, name = input_of(f)
             key = (f.rule, input_key(name), finding_fingerprint(f))
             entry = active.get(key)

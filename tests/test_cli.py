@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from sglang_doctor.cli import main
-from sglang_doctor.model import Report
+from sglang_doctor.model import Report, from_json
 
 
 def run(args, input=None):
@@ -26,7 +26,7 @@ def test_stdin_docker_logs_with_timestamps(demo_dir):
     text = (demo_dir / "qwen3.6-27b-awq-dtype-crash.log").read_text()
     stamped = "".join(f"2026-05-02T09:14:{i % 60:02d}.123456789Z {ln}\n" for i, ln in enumerate(text.splitlines()))
     r = run(["--format", "json"], input=stamped)
-    report = Report.model_validate(json.loads(r.output))
+    report = from_json(Report, json.loads(r.output))
     first = report.findings[0]
     assert first.rule == "index-put-dtype-mismatch"
     fix = first.fixes[0]

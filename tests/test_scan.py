@@ -60,3 +60,22 @@ def test_fast_path_equals_slow_path(tmp_path, rules):
     assert key(fast) == key(slow)
     assert fast.results[0].slow_lines < slow.results[0].slow_lines / 2  # only the first block and the hits
     assert fast.report.findings[0].rule == "index-put-dtype-mismatch"
+
+
+@settings(max_examples=200, deadline=None)
+@given(lits=st.lists(st.text(alphabet="abcÿ€ \n-_.:0", min_size=1, max_size=6), min_size=1, max_size=20, unique=True),
+       text=st.text(alphabet="abcÿ€ \n-_.:0xyz", max_size=200))
+def test_literal_index_finds_exactly_the_literals_in_a_text(lits, text):
+    assert scan.LiteralIndex(lits).present(text) == [i for i, lit in enumerate(lits) if lit in text]
+
+
+def test_matcher_candidates_are_the_same_before_and_after_the_index(rules, demo_dir):
+    from sglang_doctor import engine
+
+    texts = [ln for f in sorted(demo_dir.glob("*.log")) for ln in f.read_text().splitlines()]
+    plain, indexed = engine.Matcher(rules), engine.Matcher(rules)
+    plain._index = False  # as without Hyperscan: one `in` test per literal
+    indexed._records = engine.INDEX_AFTER  # the next record builds the index
+    for t in texts:
+        assert [r.id for r in plain.candidates(t)] == [r.id for r in indexed.candidates(t)], t
+    assert indexed._index

@@ -13,14 +13,14 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any, TextIO
 
-import regex
+import re
 
 from ..model import Finding, Report
 from .common import fails
 from .fixes import describe_fix
 
 # Characters XML 1.0 cannot carry at all, even escaped.
-_NOT_XML = regex.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _x(s: str) -> str:

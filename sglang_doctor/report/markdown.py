@@ -8,9 +8,10 @@ lines. The report is redacted before any reporter sees it; every string is passe
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, TextIO
 
-import regex
+import re
 
 from ..model import Finding, FixOut, Report
 from ..redact import redact_text
@@ -20,8 +21,8 @@ from .fixes import describe_fix
 MAX_CONTEXT_ROWS = 40
 MAX_VALUE_CHARS = 160
 MAX_EVIDENCE_LINES = 3
-_MD_SPECIAL = regex.compile(r"([\\`*_\[\]|~#])")
-_TICKS = regex.compile(r"`+")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
+_TICKS = re.compile(r"`+")
 
 
 def text(s: str) -> str:
@@ -51,7 +52,7 @@ def block(s: str, lang: str = "text") -> list[str]:
 def _fix(fx: FixOut) -> str:
     if fx.kind == "note":
         return text(fx.text or "")
-    line = code(describe_fix(fx.model_copy(update={"text": None})))
+    line = code(describe_fix(replace(fx, text=None)))
     return line + (f" — {text(fx.text)}" if fx.text else "")
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from ..model import Finding, Report
+from ..model import Finding, Report, to_json
 from ..suppress import finding_fingerprint
 from .common import is_file_input
 from .fixes import describe_fix
@@ -136,7 +136,7 @@ def sarif_log(report: Report, rules: list[Any] | None = None, cwd: Path | None =
                                            for i, loc in enumerate(locs[1:], 1)]
         res["partialFingerprints"] = {FINGERPRINT_KEY: finding_fingerprint(f)}
         props: dict[str, Any] = {"rule": f.rule, "severity": f.severity, "occurrences": f.occurrences,
-                                 "fixes": [fx.model_dump(by_alias=True, exclude_none=True) for fx in f.fixes]}
+                                 "fixes": [to_json(fx) for fx in f.fixes]}
         if f.captures:
             props["captures"] = f.captures
         if f.consequence_of:

@@ -1,6 +1,6 @@
-"""The default terminal report (rich): findings, fixes, corrected command, startup summary.
+"""The default terminal report: findings, fixes, corrected command, startup summary.
 
-Plain text when stdout is not a terminal or NO_COLOR is set (rich decides).
+Plain text when stdout is not a terminal or NO_COLOR is set (see ansi.py).
 """
 
 from __future__ import annotations
@@ -8,10 +8,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any, TextIO
 
-from rich.console import Console
-from rich.text import Text
-
 from ..model import Finding, Report
+from .ansi import Painter, terminal_width, wants_color
 from .common import summary_line
 from .fixes import describe_fix
 
@@ -33,51 +31,56 @@ def sparkline(values: list[float], width: int = 40) -> str:
     return "".join(SPARK[min(len(SPARK) - 1, int((v - lo) / span * (len(SPARK) - 1)))] for v in values)
 
 
-def _finding(console: Console, f: Finding, inputs: list[str], multi: bool) -> None:
-    head = Text()
-    head.append(f"{f.severity} ", style=_STYLE[f.severity])
-    head.append(f"{f.code} ", style="bold")
-    head.append(f.title, style="bold")
-    head.append(f"  [{f.rule}]", style="dim")
-    console.print(head)
+class _Out:
+    """Lines to one stream, styled or plain."""
+
+    def __init__(self, out: TextIO, color: bool | None, width: int | None = None) -> None:
+        self.out = out
+        self.paint = Painter(wants_color(out, color))
+        self.width = terminal_width(out, width)
+
+    def print(self, *parts: tuple[str, str] | str) -> None:
+        self.out.write("".join(p if isinstance(p, str) else self.paint(*p) for p in parts) + "\n")
+
+
+def _finding(con: _Out, f: Finding, inputs: list[str], multi: bool) -> None:
+    con.print((f"{f.severity} ", _STYLE[f.severity]), (f"{f.code} ", "bold"), (f.title, "bold"),
+              (f"  [{f.rule}]", "dim"))
     for ev in f.evidence[:MAX_EVIDENCE_SHOWN]:
         name = inputs[ev.input] if ev.input < len(inputs) else "?"
         loc = f"{name}:{ev.line}" if multi or name != "<stdin>" else f"line {ev.line}"
         text = ev.text.strip()
         if len(text) > MAX_EVIDENCE_CHARS:
             text = text[:MAX_EVIDENCE_CHARS] + "…"
-        console.print(Text.assemble(("  " + loc, "dim"), (" │ ", "dim"), (text, "")))
+        con.print(("  " + loc, "dim"), (" │ ", "dim"), text)
     more = max(f.occurrences, len(f.evidence)) - min(len(f.evidence), MAX_EVIDENCE_SHOWN)
     if more > 0:
-        console.print(Text(f"  … and {more} more", style="dim"))
+        con.print((f"  … and {more} more", "dim"))
     if f.consequence_of:
         # A consequence is one line: what it follows from (the JSON keeps the full explanation).
-        console.print(Text("  " + (f.follows or f"Follows from {f.consequence_of}."), style="dim"))
-        console.print()
+        con.print(("  " + (f.follows or f"Follows from {f.consequence_of}."), "dim"))
+        con.print()
         return
     if f.explanation:
-        width = max(40, min(console.width, 110) - 2)
-        console.print(Text(textwrap.fill(f.explanation, width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False)))
-    fixes = [fx for fx in f.fixes]
-    for i, fx in enumerate(fixes):
+        width = max(40, min(con.width, 110) - 2)
+        con.print(textwrap.fill(f.explanation, width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False))
+    for i, fx in enumerate(f.fixes):
         label = "  fix: " if i == 0 else "  or:  "
-        console.print(Text.assemble((label, "bold green" if i == 0 else "green"), (describe_fix(fx), "")))
-    console.print()
+        con.print((label, "bold green" if i == 0 else "green"), describe_fix(fx))
+    con.print()
 
 
 def write_finding(f: Finding, out: TextIO, inputs: list[str], color: bool | None = None) -> None:
     """One finding block on its own (used by --follow as findings happen)."""
-    console = Console(file=out, highlight=False, soft_wrap=True,
-                      force_terminal=color if color else None, no_color=(color is False) or None)
-    _finding(console, f, inputs, False)
+    _finding(_Out(out, color), f, inputs, False)
 
 
-def _startup(console: Console, s: dict[str, Any]) -> None:
+def _startup(con: _Out, s: dict[str, Any]) -> None:
     parts = []
     if s.get("phases"):
         parts.append(" → ".join(f"{p['phase']}" + (f" {p['seconds']:.0f}s" if "seconds" in p else "")
                                 for p in s["phases"]))
-    console.print(Text("startup: ", style="bold") + Text(parts[0] if parts else ("ready" if s.get("ready") else "did not reach ready")))
+    con.print(("startup: ", "bold"), parts[0] if parts else ("ready" if s.get("ready") else "did not reach ready"))
     facts = []
     if s.get("model"):
         facts.append(f"model {s['model']}" + (f" ({s['quantization']})" if s.get("quantization") else ""))
@@ -94,34 +97,33 @@ def _startup(console: Console, s: dict[str, Any]) -> None:
                  .get(s.get("cuda_graph", ""), "no CUDA graph capture"))
     if s.get("time_to_ready_s") is not None:
         facts.append(f"ready in {s['time_to_ready_s']:.0f} s")
-    console.print(Text("  " + "; ".join(facts)))
+    con.print("  " + "; ".join(facts))
     tp = s.get("decode_throughput")
     if tp:
-        console.print(Text(f"  decode throughput median {tp['median']:.1f} tok/s (p10 {tp['p10']:.1f}, p90 {tp['p90']:.1f})  ")
-                      + Text(sparkline(s.get("throughput_samples") or []), style="green"))
-    console.print()
+        con.print(f"  decode throughput median {tp['median']:.1f} tok/s (p10 {tp['p10']:.1f}, p90 {tp['p90']:.1f})  ",
+                  (sparkline(s.get("throughput_samples") or []), "green"))
+    con.print()
 
 
 def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None = None,
           width: int | None = None, **_: Any) -> None:
-    console = Console(file=out, highlight=False, soft_wrap=True, width=width,
-                      force_terminal=color if color else None, no_color=(color is False) or None)
+    con = _Out(out, color, width)
     names = [i.name for i in report.inputs]
     multi = len(names) > 1
     shown = [f for f in report.findings if not (quiet and f.severity == "info")]
     if not quiet and report.startup:
-        _startup(console, report.startup)
+        _startup(con, report.startup)
     for f in shown:
-        _finding(console, f, names, multi)
+        _finding(con, f, names, multi)
     if report.corrected_command:
-        console.print(Text("corrected command:", style="bold green"))
-        console.print(Text("  " + report.corrected_command))
-        console.print()
+        con.print(("corrected command:", "bold green"))
+        con.print("  " + report.corrected_command)
+        con.print()
     read = [i.name for i in report.inputs if not i.error]
     if not report.findings and report.inputs and not read:
-        console.print(Text("✗ no input could be read", style="bold red"))  # why: one line each on stderr
+        con.print(("✗ no input could be read", "bold red"))  # why: one line each on stderr
     elif not report.findings:
         hidden = f" ({report.suppressed} suppressed)" if report.suppressed else ""
-        console.print(Text(f"✓ no known problem found in {', '.join(read) or 'the input'}{hidden}", style="green"))
+        con.print((f"✓ no known problem found in {', '.join(read) or 'the input'}{hidden}", "green"))
     else:
-        console.print(Text(summary_line(report), style="bold"))
+        con.print((summary_line(report), "bold"))
