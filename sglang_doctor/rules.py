@@ -2,9 +2,9 @@
 
 A rule is one YAML file (`<family>/<id>.yaml`); its fixtures sit in a directory of the same
 stem beside it (`<family>/<id>/fires-*.log`, `<family>/<id>/quiet-*.log`). A user's rule
-directory has exactly the same shape as the built-in one. Files are validated by the
-pydantic models below at load time; a broken file is a `RuleLoadError` naming the file,
-the rule id and the field.
+directory has exactly the same shape as the built-in one. Files are validated against the
+dataclasses below (by pydantic, only when the cached rule set does not match the files); a
+broken file is a `RuleLoadError` naming the file, the line, the rule id and the field.
 """
 
 from __future__ import annotations
