@@ -18,7 +18,6 @@ and the key; the command line turns it into exit status 2.
 
 from __future__ import annotations
 
-import difflib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,10 +25,14 @@ from typing import Any
 
 from .report import FORMATS
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+
+def _toml() -> Any:
+    """The TOML parser, imported only when a pyproject.toml may hold our table."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    return tomllib
 
 YAML_NAME = ".sglang-doctor.yaml"
 PYPROJECT = "pyproject.toml"
@@ -61,8 +64,15 @@ class Config:
 
 def _has_tool_table(path: Path) -> bool:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if TOOL_TABLE not in text:  # most projects' pyproject.toml: no need to parse it
+        return False
+    tomllib = _toml()
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
         return False
     return isinstance(data.get("tool"), dict) and TOOL_TABLE in data["tool"]
 
@@ -85,6 +95,7 @@ def _read_table(path: Path) -> dict[str, Any]:
 
     text = read_small_text(path, "config", ConfigError)
     if path.name.endswith(".toml"):
+        tomllib = _toml()
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -127,6 +138,8 @@ def load_config(path: Path) -> Config:
     table = _read_table(path)
     for key, value in table.items():
         if key not in KEYS:
+            import difflib
+
             near = difflib.get_close_matches(str(key), KEYS, n=1)
             hint = f" (did you mean '{near[0]}'?)" if near else f" (known keys: {', '.join(KEYS)})"
             table_name = f" [tool.{TOOL_TABLE}]" if path.name.endswith(".toml") else ""
@@ -177,6 +190,8 @@ def apply_to_rules(cfg: Config, rules: list[Any]) -> tuple[list[Any], dict[str, 
     def lookup(key: str, name: str) -> Any:
         r = by_name.get(name)
         if r is None:
+            import difflib
+
             near = difflib.get_close_matches(name, list(by_name), n=1)
             hint = f"; did you mean '{near[0]}'?" if near else "; see `sglang-doctor rules list`"
             raise ConfigError(f"{cfg.where(key)}: no rule with id or code {name!r}{hint}")

@@ -8,7 +8,6 @@ keeps the input line it came from. Parsing lives here; judging lives in the rule
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
@@ -215,7 +214,9 @@ class Context:
             self.set("model.hybrid", True, self.facts["model.arch"].line, "from the model class")
         if self.throughput:
             tp = sorted(self.throughput)
-            self.set("decode.throughput_median", round(statistics.median(tp), 2), None)
+            mid = len(tp) // 2  # (tp is sorted: no need for the statistics module)
+            median = tp[mid] if len(tp) % 2 else (tp[mid - 1] + tp[mid]) / 2
+            self.set("decode.throughput_median", round(median, 2), None)
             self.set("decode.throughput_p10", round(tp[int(0.1 * (len(tp) - 1))], 2), None)
             self.set("decode.throughput_p90", round(tp[int(0.9 * (len(tp) - 1))], 2), None)
         if self.token_usage_peak is not None:

@@ -45,7 +45,6 @@ Public API: ``releases``, ``version_key``, ``flags_for``, ``resolve``,
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -294,6 +293,8 @@ def nearest(flag: str, release: str | None = None) -> str | None:
     if fixed:
         return fixed.name
     strings = flags_for(release).option_strings()
+    import difflib
+
     match = difflib.get_close_matches(opt.replace("_", "-"), list(strings), n=1, cutoff=0.75)
     return strings[match[0]] if match else None
 
