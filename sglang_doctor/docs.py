@@ -20,10 +20,11 @@ def page_name(rule: Rule) -> str:
 
 def _fix_line(rule: Rule, i: int) -> str:
     fx = rule.fixes[i]
-    # Values computed from a log's numbers show as <computed>; flags captured from it as <flag>.
+    # Values computed from a log's numbers show as <computed>; flags / names captured from it as <… from the log>.
     value = "<computed>" if fx.value and "{" in fx.value else fx.value
     flag = "<flag from the log>" if fx.flag and "{" in fx.flag else fx.flag
-    out = FixOut(kind=fx.kind, flag=flag, name=fx.name, action=fx.action, value=value, text=fx.text)
+    name = f"<{fx.kind} from the log>" if fx.name and "{" in fx.name else fx.name
+    out = FixOut(kind=fx.kind, flag=flag, name=name, action=fx.action, value=value, text=fx.text)
     line = describe_fix(out)
     if fx.versions:
         line += f" (SGLang {fx.versions})"

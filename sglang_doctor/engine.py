@@ -262,9 +262,23 @@ def _field_of(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
+# What a name rendered from the log may look like (it lands in `pip install` / `env` of the
+# corrected command): a PEP 508 distribution name, an environment variable name.
+_NAME_SHAPES = {"package": re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?"),
+                "env": re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")}
+
+
 def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
     if fix.when and not all(check(c, names) for c in fix.when):
         return None
+    name = fix.name
+    if name and "{" in name and fix.kind in _NAME_SHAPES:
+        try:
+            name = expr.render(name, names)
+        except expr.MissingValue:
+            return None  # like a templated flag: no fix without its name
+        if not _NAME_SHAPES[fix.kind].fullmatch(name):
+            return None
     value: str | None = None
     if fix.value is not None:
         try:
@@ -304,7 +318,7 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
             old = ctx.server_args.get(_field_of(replaces), ctx.launch_args.get(_field_of(replaces)))
             if value is None and old is not None and not isinstance(old, (bool, dict, list)):
                 value = str(old)  # a rename keeps the user's value
-    return FixOut(kind=fix.kind, flag=flag, name=fix.name, action=fix.action,
+    return FixOut(kind=fix.kind, flag=flag, name=name, action=fix.action,
                   value=value, text=text, replaces=replaces, versions=fix.versions, from_=frm)
 
 
@@ -359,8 +373,11 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
         if cause is not None:
             follows[r.id] = cause
     specific_errors = [(r, f) for r, f in pairs if f.severity == "error" and not r.fallback and not r.consequence
-                       and r.id not in follows]
+                       and not r.last_resort and r.id not in follows]
     kept = [(r, f) for r, f in pairs if not (r.fallback and specific_errors)]
+    # A last resort only says that the launch crashed: any other error in the input says more.
+    if any(f.severity == "error" and not r.last_resort for r, f in kept):
+        kept = [(r, f) for r, f in kept if not r.last_resort]
     for r, f in kept:
         if r.id in follows:
             mark_consequence(f, follows[r.id][1])

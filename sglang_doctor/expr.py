@@ -7,8 +7,8 @@ with `ast` and only a whitelist of node types is evaluated: numbers, strings, na
 arithmetic, comparisons (also `in` a tuple), `and`/`or`/`not`, `x if c else y`, and the functions in FUNCTIONS.
 There is no attribute access on objects, no subscripting, no comprehension, no lambda.
 
-Templates (`explanation`, fix `value`) substitute `{name}` or `{name:.2f}` (a format spec),
-where name is a capture, a `let` value or a dotted fact.
+Templates (`explanation`, fix `value` and `flag`, `name` of env/package fixes) substitute
+`{name}` or `{name:.2f}` (a format spec), where name is a capture, a `let` value or a dotted fact.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 import re
+
+from .pypi_names import distribution
 
 
 class MissingValue(Exception):
@@ -56,6 +58,9 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "clamp": _clamp,  # clamp(x, lo, hi)
     "coalesce": lambda *a: a[0],  # coalesce(a, b, …): the first one known (evaluated lazily)
     "pow2_floor": lambda x: 1 << (max(int(x), 1).bit_length() - 1),  # largest power of two <= x
+    # pypi(module[, default]): the PyPI distribution of a dotted import name (data/pypi-names.yaml);
+    # unknown -> default, or the top-level name. A lookup in shipped data, nothing is imported.
+    "pypi": distribution,
 }
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {

@@ -318,7 +318,7 @@ def _used_names(rule: Rule) -> set[str]:
     for source in rule.let.values():
         used |= _expr_names(str(source))
     for fix in rule.fixes:
-        for t in (fix.value, fix.text, fix.flag):
+        for t in (fix.value, fix.text, fix.flag, fix.name):  # a package/env name may be a template too
             if t:
                 used |= set(expr.template_names(t))
         used |= _condition_names(fix.when)

@@ -33,7 +33,7 @@ RULE_ID = r"^[a-z0-9][a-z0-9-]{2,63}$"
 RULE_CODE = r"^SGD\d{3,4}$"
 # YAML keys that are Python keywords, and the field names that hold them.
 KEYWORD_KEYS = {"in": "in_", "not": "not_"}
-CACHE_FORMAT = 2  # bump when the cached objects change shape
+CACHE_FORMAT = 3  # bump when the cached objects change shape
 
 
 class RuleLoadError(Exception):
@@ -194,6 +194,7 @@ class Rule:
     fix_none: str | None = None  # why the rule has no fix, when it has none
     consequence: bool = False  # a symptom of another failure (SIGQUIT, peer timeouts)
     fallback: bool = False  # generic: dropped when a more specific error explains the input
+    last_resort: bool = False  # dropped when any other rule reports an error in the input
     follows: list[str] = field(default_factory=list)  # rule ids this one is a symptom of, when they fire in the same input
     priority: int = 50  # among findings on the same record, higher sorts first
     path: str | None = None  # the file it was loaded from (not part of the rule)

@@ -121,7 +121,7 @@ def explain(trace: WhyTrace, rules: list[Any], report: Any, results: list[Any],
             return f"finding suppressed ({s.by}{': ' + s.reason if s.reason else ''})"
         if key in reported:
             return "finding reported"
-        return "finding dropped (a fallback rule: a more specific error explains this input)"
+        return "finding dropped (a fallback or last-resort rule: another error explains this input)"
 
     for t in trace.inputs:
         name = report.inputs[t.index].name if t.index < len(report.inputs) else t.name
