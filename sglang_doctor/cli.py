@@ -106,6 +106,9 @@ _common = [
     click.option("--write-baseline", default=None, type=click.Path(dir_okay=False), metavar="FILE",
                  help="Write the current findings to FILE as a baseline (keeps reasons and expiry dates "
                       "already there), then report with it applied."),
+    click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="Analyse up to N files at once in worker processes (default: one per core when "
+                      "several files add up to 64 MB or more; 1: one at a time)."),
     click.option("--why", is_flag=True,
                  help="Explain every rule on every input: prefilter, matches, conditions (stderr, or "
                       "stdout after a text report)."),
@@ -135,6 +138,7 @@ class _Settings:
     no_baseline: bool
     write_baseline: str | None
     why: bool
+    jobs: int | None = None
     rules: list[Any] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)  # rule id -> the project's severity
@@ -198,7 +202,7 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
     interrupt, previous = _catch_sigint()
     try:
         run = diagnose(names, st.rules, Options(command=st.command, redact_hosts=st.redact_hosts, trace=trace,
-                                                interrupt=interrupt), texts=texts, progress=bar)
+                                                interrupt=interrupt, jobs=st.jobs), texts=texts, progress=bar)
     finally:
         if bar is not None:
             bar.close()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import io
 
@@ -21,6 +21,7 @@ class Options:
     fast: bool = True  # stage-one scanner for long logs (False: every line the slow way)
     trace: Any = None  # --why: observer of the matcher, told of each input (see why.py)
     interrupt: Any = None  # an Interrupt: Ctrl-C ends the run early with what was read so far
+    jobs: int | None = None  # worker processes for several files (None: decided by parallel.auto_jobs)
 
 
 @dataclass
@@ -105,39 +106,22 @@ def diagnose(names: list[str], rules: list[Rule], options: Options | None = None
     `progress` (see progress.py) is told of each input read from a file or stdin.
     """
     options = options or Options()
-    matcher = Matcher(rules)
-    matcher.trace = options.trace
-    scanner = _ScannerCache(rules, options.fast)
     run = Run(Report())
-    for index, name in enumerate(names):
+    for index, result, error in _outcomes(names, rules, options, texts, progress):
+        name = names[index]
         info = InputInfo(name="<stdin>" if name == "-" else name)
-        if options.trace is not None:
-            options.trace.start(index, info.name)
-        try:
-            if texts and name in texts:
-                stream: Any = io.BytesIO(texts[name].encode("utf-8", errors="replace"))
-            else:
-                stream = open_input(name)
-            try:
-                tick = progress.start(info.name, stream) if progress is not None and not texts else None
-                chunks = iter_chunks(stream) if options.interrupt is None else options.interrupt.wrap(iter_chunks(stream))
-                result = analyze_chunks(chunks, matcher, index, scanner, options.command, tick)
-            finally:
-                if name != "-":
-                    stream.close()
-        except InputError as e:
-            info.error = str(e)
-            run.errors.append(str(e) if name in str(e) else f"{name}: {e}")
-            run.report.inputs.append(info)
+        run.report.inputs.append(info)
+        if result is None:
+            info.error = error
+            run.errors.append(error if name in str(error) else f"{name}: {error}")
             continue
         info.lines, info.bytes = result.lines, result.bytes
-        run.report.inputs.append(info)
         run.results.append(result)
         run.report.findings.extend(result.findings)
         run.warnings.extend(w for w in result.warnings if w not in run.warnings)
         if options.interrupt is not None and options.interrupt.requested:
-            run.interrupted = True
             break
+    run.interrupted = options.interrupt is not None and options.interrupt.requested
     if len(run.results) > 1:  # logs of one deployment: root cause and consequences across them
         from .attribution import attribute
 
@@ -147,6 +131,56 @@ def diagnose(names: list[str], rules: list[Rule], options: Options | None = None
     data = redact(run.report.to_json_dict(), hosts=options.redact_hosts)
     run.report = from_json(Report, data)
     return run
+
+
+def _outcomes(names: list[str], rules: list[Rule], options: Options, texts: dict[str, str] | None,
+              progress: Any) -> Iterator[tuple[int, InputResult | None, str | None]]:
+    """(input index, result or None, read error) for each input, in input order."""
+    jobs = 1
+    if not texts and options.trace is None and progress is None:
+        from .parallel import auto_jobs
+
+        jobs = options.jobs if options.jobs is not None else auto_jobs(names)
+    if jobs > 1 and "-" not in names:
+        from concurrent.futures.process import BrokenProcessPool
+
+        from .parallel import analyze_files
+
+        done = 0
+        try:
+            for outcome in analyze_files(names, rules, jobs, options.fast, options.command, options.interrupt):
+                done += 1
+                yield outcome
+            return
+        except (BrokenProcessPool, OSError):  # no worker processes here: go on in this one
+            names_left = list(enumerate(names))[done:]
+    else:
+        names_left = list(enumerate(names))
+    matcher = Matcher(rules)
+    matcher.trace = options.trace
+    scanner = _ScannerCache(rules, options.fast)
+    for index, name in names_left:
+        if options.trace is not None:
+            options.trace.start(index, "<stdin>" if name == "-" else name)
+        try:
+            if texts and name in texts:
+                stream: Any = io.BytesIO(texts[name].encode("utf-8", errors="replace"))
+            else:
+                stream = open_input(name)
+            try:
+                shown = "<stdin>" if name == "-" else name
+                tick = progress.start(shown, stream) if progress is not None and not texts else None
+                chunks = iter_chunks(stream) if options.interrupt is None else options.interrupt.wrap(iter_chunks(stream))
+                result = analyze_chunks(chunks, matcher, index, scanner, options.command, tick)
+            finally:
+                if name != "-":
+                    stream.close()
+        except InputError as e:
+            yield index, None, str(e)
+            continue
+        yield index, result, None
+        if options.interrupt is not None and options.interrupt.requested:
+            return
 
 
 def _fill_context(run: Run, options: Options) -> None:
