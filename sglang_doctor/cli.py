@@ -192,9 +192,11 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
     """Diagnose, suppress, report and exit: the one path of check, demo and explain."""
     from .config import apply_severity
     from .doctor import Options, diagnose
-    from .why import WhyTrace
+    trace = None
+    if st.why:
+        from .why import WhyTrace
 
-    trace = WhyTrace() if st.why else None
+        trace = WhyTrace()
     sup = _suppressor(st)
     from .progress import progress_for
 

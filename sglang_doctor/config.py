@@ -18,6 +18,7 @@ and the key; the command line turns it into exit status 2.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,9 @@ def _toml() -> Any:
 YAML_NAME = ".sglang-doctor.yaml"
 PYPROJECT = "pyproject.toml"
 TOOL_TABLE = "sglang-doctor"
+# `[tool.sglang-doctor]`, `[tool."sglang-doctor"]`, `tool.sglang-doctor.x = ` or, under `[tool]`,
+# a key `sglang-doctor = {...}` / `sglang-doctor.x = `: only then is the file worth parsing.
+_MAY_HAVE_TABLE = re.compile(r"""\btool\s*\.\s*["']?sglang-doctor|^\s*["']?sglang-doctor["']?\s*[.=]""", re.M)
 SEVERITIES = ("error", "warning", "info")
 FAIL_ON = ("error", "warning", "info", "never")
 KEYS = ("disable", "enable", "severity", "rules", "fail-on", "format")
@@ -67,7 +71,7 @@ def _has_tool_table(path: Path) -> bool:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
-    if TOOL_TABLE not in text:  # most projects' pyproject.toml: no need to parse it
+    if not _MAY_HAVE_TABLE.search(text):  # most projects' pyproject.toml: no need to parse it
         return False
     tomllib = _toml()
     try:

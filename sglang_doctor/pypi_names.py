@@ -10,8 +10,6 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 _DATA = Path(__file__).parent / "data" / "pypi-names.yaml"
 
 
@@ -23,6 +21,8 @@ def _normalized(name: str) -> str:
 @lru_cache(maxsize=1)
 def names() -> dict[str, str]:
     """The shipped map (import name -> distribution)."""
+    import yaml  # (here: most runs never call pypi(), and yaml costs ~9 ms to import)
+
     data = yaml.safe_load(_DATA.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
         raise ValueError(f"{_DATA.name}: expected a mapping of import name to distribution name")

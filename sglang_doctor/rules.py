@@ -469,10 +469,13 @@ def cache_dir() -> str:
 
 def _cache_file(files: list[Path]) -> Path | None:
     """Where the validated rule set for exactly these file contents is cached."""
-    import hashlib
+    try:  # the BLAKE2 module alone: hashlib would also load OpenSSL (~2 ms per run)
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - another Python implementation
+        from hashlib import blake2b
 
     base = cache_dir()
-    h = hashlib.sha256(f"{__version__}/{CACHE_FORMAT}".encode())
+    h = blake2b(f"{__version__}/{CACHE_FORMAT}".encode(), digest_size=16)
     for f in files:
         try:
             h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")
