@@ -143,7 +143,14 @@ def read_head(path: str, lines: int = INLINE_LINES) -> list[str]:
     """The first lines of a saved log (plain or gzip); [] for stdin, pasted text or unreadable files."""
     if path == "-" or path.startswith("<"):
         return []
+    import os
+    import stat
+
     try:
+        # A pipe (a FIFO, `<(docker logs …)`) was consumed by the analysis, and opening it
+        # again would wait for a writer: only a regular file has a first line to read again.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return []
         with open(path, "rb") as fh:
             raw = fh.read(HEAD_BYTES)
             if raw[:2] == b"\x1f\x8b":

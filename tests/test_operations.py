@@ -97,6 +97,32 @@ def test_ctrl_c_prints_the_summary_so_far_and_exits_130(tmp_path, start):
     assert "SGD401" in out and "1 error(s)" in out  # the crash read before Ctrl-C is reported
 
 
+def test_ctrl_c_stops_the_worker_processes_and_reports_the_files_done(tmp_path):
+    """-j 2 over a finished log and two pipes whose writer went quiet: only Ctrl-C ends the run."""
+    (tmp_path / "a.log").write_bytes(DEMO_LOG)
+    writers = []
+    for name in ("b.log", "c.log"):
+        os.mkfifo(tmp_path / name)
+        writers.append(os.open(tmp_path / name, os.O_RDWR))  # a writer that never writes
+    try:
+        p = subprocess.Popen([str(SCRIPT), "--no-color", "-j", "2", "a.log", "b.log", "c.log"], cwd=tmp_path,
+                             env=env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(3)  # workers started, a.log analysed, both blocked on the pipes
+        p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=60)
+        finally:
+            p.kill()
+    finally:
+        for fd in writers:
+            os.close(fd)
+    out, err = out.decode(), err.decode()
+    assert p.returncode == 130, (out[-300:], err)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert err.strip().splitlines()[-1] == "sglang-doctor: interrupted: the report covers the input read before Ctrl-C"
+    assert "SGD401" in out and "1 error(s)" in out
+
+
 def test_second_ctrl_c_or_one_outside_the_analysis_is_one_line_130(tmp_path, monkeypatch):
     """In-process (a real second Ctrl-C races with the exit): the handler lets a second one
     through, and a KeyboardInterrupt anywhere in a command becomes one line and status 130."""
