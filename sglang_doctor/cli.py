@@ -42,6 +42,15 @@ class _DefaultToCheck(click.Group):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             _die("interrupted", 130)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as e:  # a bug in the tool: one line, the traceback on request
+            import os
+
+            if os.environ.get("SGLANG_DOCTOR_DEBUG"):
+                raise
+            _die(f"internal error: {type(e).__name__}: {e} — a bug, please report it with the log "
+                 "(SGLANG_DOCTOR_DEBUG=1 shows the traceback)")
 
 
 def _load_rules(extra: tuple[str, ...] | list[str]) -> list[Any]:

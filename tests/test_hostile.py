@@ -397,3 +397,18 @@ def test_fast_path_equals_slow_path_at_real_block_sizes(rules, tmp_path, encodin
     assert _key(fast) == _key(slow)
     assert fast.results[0].slow_lines < slow.results[0].slow_lines / 10
     assert fast.report.findings[0].code == "SGD401"
+
+
+def test_a_bug_in_the_tool_is_one_line_unless_debugging(monkeypatch, demo_dir):
+    import sglang_doctor.doctor as doctor
+
+    def broken(*a, **k):
+        raise RuntimeError("something inside broke")
+
+    monkeypatch.setattr(doctor, "diagnose", broken)
+    r = cli([str(demo_dir / "qwen3.6-27b-awq-dtype-crash.log")])
+    assert r.exit_code == 2 and "Traceback" not in r.stderr
+    assert r.stderr.count("\n") == 1 and "internal error: RuntimeError: something inside broke" in r.stderr
+    monkeypatch.setenv("SGLANG_DOCTOR_DEBUG", "1")
+    r = cli([str(demo_dir / "qwen3.6-27b-awq-dtype-crash.log")])
+    assert isinstance(r.exception, RuntimeError)  # the real exception, for a bug report
