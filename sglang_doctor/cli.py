@@ -224,6 +224,10 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
     if display_name is not None and run.report.inputs:
         run.report.inputs[0].name = display_name
     apply_severity(st.severity, run.report)
+    if texts:  # explain: its own answer to an error no rule knows (below) says more than a last resort
+        last = {r.id for r in st.rules if r.last_resort}
+        run.report.findings = [f for f in run.report.findings if f.rule not in last]
+        run.report.count()
     _suppress(run, sup, st, names)
     if texts and not run.report.findings and not run.report.suppressed and st.fmt == "text":
         _explain_unknown(run, st.redact_hosts)

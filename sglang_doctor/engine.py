@@ -375,8 +375,8 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
     specific_errors = [(r, f) for r, f in pairs if f.severity == "error" and not r.fallback and not r.consequence
                        and not r.last_resort and r.id not in follows]
     kept = [(r, f) for r, f in pairs if not (r.fallback and specific_errors)]
-    # A last resort only says that the launch crashed: any other error in the input says more.
-    if any(f.severity == "error" and not r.last_resort for r, f in kept):
+    # A last resort only says that the launch crashed: any other error or warning says more.
+    if any(f.severity in ("error", "warning") and not r.last_resort for r, f in kept):
         kept = [(r, f) for r, f in kept if not r.last_resort]
     for r, f in kept:
         if r.id in follows:

@@ -194,7 +194,7 @@ class Rule:
     fix_none: str | None = None  # why the rule has no fix, when it has none
     consequence: bool = False  # a symptom of another failure (SIGQUIT, peer timeouts)
     fallback: bool = False  # generic: dropped when a more specific error explains the input
-    last_resort: bool = False  # dropped when any other rule reports an error in the input
+    last_resort: bool = False  # dropped when any other rule reports an error or a warning in the input
     follows: list[str] = field(default_factory=list)  # rule ids this one is a symptom of, when they fire in the same input
     priority: int = 50  # among findings on the same record, higher sorts first
     path: str | None = None  # the file it was loaded from (not part of the rule)
