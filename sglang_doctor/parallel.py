@@ -20,6 +20,8 @@ from .rules import Rule
 MIN_PARALLEL_BYTES = 64 * 1024 * 1024  # below this, starting workers costs more than it saves
 MAX_AUTO_JOBS = 8
 POLL_S = 0.1  # how often the parent looks for a Ctrl-C while it waits
+# fork shares the loaded rules for free; elsewhere (macOS, Windows) fork is unsafe or absent.
+START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
 
 Outcome = tuple[int, "InputResult | None", "str | None"]  # (input index, result, read error)
 
@@ -71,9 +73,7 @@ def analyze_files(names: list[str], rules: list[Rule], jobs: int, fast: bool, co
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeout
 
-    # fork shares the loaded rules for free; elsewhere (macOS, Windows) fork is unsafe or absent.
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method),
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(START_METHOD),
                                initializer=_start_worker, initargs=(rules, fast, command))
     stopped = False
     try:

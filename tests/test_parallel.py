@@ -68,3 +68,9 @@ def test_ctrl_c_stops_the_workers_and_reports_what_was_done(rules, monkeypatch):
 def test_pasted_text_and_stdin_stay_in_this_process(rules, jobs):
     result = diagnose(["<pasted>"], rules, Options(jobs=jobs), texts={"<pasted>": "hello\n"})
     assert len(result.report.inputs) == 1 and not result.errors
+
+
+def test_spawned_workers_as_on_macos_and_windows_give_the_same_report(monkeypatch):
+    logs = sorted(REAL.glob("*.log"))[:6]
+    monkeypatch.setattr(parallel, "START_METHOD", "spawn")  # workers import the tool afresh
+    assert _report(["-j", "2", *logs]) == _report(["-j", "1", *logs])
