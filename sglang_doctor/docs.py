@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .report.fixes import describe_fix
 from .model import FixOut
+from .report.markdown import code
 from .rules import Rule
 
 
@@ -50,17 +51,19 @@ def rule_markdown(rule: Rule, all_rules: list[Rule] | None = None) -> str:
     d = rule.docs
     lines = [f"# {rule.code} {rule.id}", "", f"**{rule.title}**", "",
              f"Severity: `{rule.severity}` · family: `{rule.family}` · SGLang releases: `{rule.versions}`"
-             + (" · a consequence of another failure" if rule.consequence else ""), "",
+             + (" · a consequence of another failure" if rule.consequence else "")
+             + (" · generic: gives way to a more specific error" if rule.fallback else "")
+             + (" · last resort: gives way to any other error or warning" if rule.last_resort else ""), "",
              "## What it means", "", d.what.strip(), "", "## Why it happens", "", d.why.strip(), "",
              "## How to fix it", "", d.fix.strip(), ""]
     if rule.fixes:
-        lines += [f"- `{_fix_line(rule, i)}`" for i in range(len(rule.fixes))] + [""]
+        lines += [f"- {code(_fix_line(rule, i))}" for i in range(len(rule.fixes))] + [""]
     elif rule.fix_none:
         lines += [f"No launch change fixes this: {rule.fix_none}", ""]
     if d.wrong_when:
         lines += ["## When the fix is wrong", "", d.wrong_when.strip(), ""]
     lines += ["## Messages it matches", ""]
-    lines += [f"- `{p.regex}`" + ("" if p.in_ == "text" else f" (in {p.in_})") for p in rule.match.any]
+    lines += [f"- {code(p.regex)}" + ("" if p.in_ == "text" else f" (in {p.in_})") for p in rule.match.any]
     if rule.sources:
         lines += ["", "Printed by: " + "; ".join(rule.sources)]
     lines.append("")
