@@ -15,6 +15,24 @@ def test_every_builtin_rule_passes_its_fixtures(rules):
     assert checked >= 2 * len(rules)
 
 
+def test_fixture_expectations_check_computed_values(rules, tmp_path):
+    """An .expect.yaml beside a fires fixture pins the finding's computed fixes; a wrong value fails."""
+    from sglang_doctor.doctor import diagnose
+    from sglang_doctor.fixture_test import check_expectations, expect_path
+
+    rule = next(r for r in rules if r.id == "hybrid-mamba-not-enough-gpu-memory")
+    fixture = next(p for p in rule.fixtures()[0] if expect_path(p).is_file())
+    finding = next(f for f in diagnose([str(fixture)], rules).report.findings if f.rule == rule.id)
+    assert check_expectations(finding, expect_path(fixture)) == []
+    wrong = tmp_path / "x.expect.yaml"
+    wrong.write_text("fixes:\n  - {flag: --mem-fraction-static, value: '0.95'}\ncaptures: {max_mamba_cache_size: '7'}\n")
+    problems = check_expectations(finding, wrong)
+    assert len(problems) == 2 and "0.89" in problems[1] and "'-2'" in problems[0], problems
+    wrong.write_text("fixez: []\n")
+    assert "a mapping with only" in check_expectations(finding, wrong)[0]
+    assert sum(1 for r in rules for p in r.fixtures()[0] if expect_path(p).is_file()) >= 9
+
+
 def test_codes_and_ids_unique(rules):
     assert len({r.code for r in rules}) == len(rules)
     assert len({r.id for r in rules}) == len(rules)
