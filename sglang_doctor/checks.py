@@ -15,6 +15,8 @@ from .context import Context
 
 @dataclass
 class CheckHit:
+    """One thing a built-in check found: the line it is about, its text and captures."""
+
     line: int
     text: str
     captures: dict[str, str]

@@ -168,6 +168,8 @@ class LaunchCommand:
 
 @dataclass(frozen=True)
 class _Tok:
+    """A shell token: its kind, its text as written and its value once unquoted."""
+
     kind: str  # 'word' | 'sep' | 'redir'
     raw: str
     value: str

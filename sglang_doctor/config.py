@@ -52,6 +52,8 @@ class ConfigError(Exception):
 
 @dataclass
 class Config:
+    """Settings read from .sglang-doctor.yaml or pyproject.toml."""
+
     path: Path | None = None  # the file read, None when there is none
     enable: list[str] | None = None
     disable: list[str] = field(default_factory=list)

@@ -22,6 +22,8 @@ _BARE_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception)(?::|\()")
 
 @dataclass(slots=True)
 class Fact:
+    """A value read off the log, with the line it came from."""
+
     value: Any
     line: int | None = None
     note: str | None = None  # how the fact was obtained when not read directly

@@ -16,6 +16,8 @@ from .rules import Rule
 
 @dataclass
 class Options:
+    """How a run reads its inputs (the command line and config, resolved)."""
+
     command: str | None = None  # the launch command, when the user gave it
     redact_hosts: bool = False
     fast: bool = True  # stage-one scanner for long logs (False: every line the slow way)
@@ -26,6 +28,8 @@ class Options:
 
 @dataclass
 class Run:
+    """A finished run: the report, plus what the CLI needs beside it."""
+
     report: Report
     errors: list[str] = field(default_factory=list)  # inputs that could not be read
     warnings: list[str] = field(default_factory=list)

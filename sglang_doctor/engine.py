@@ -31,6 +31,8 @@ MAX_TIMEOUTS = 3
 
 @dataclass(slots=True)
 class Hit:
+    """One record a rule matched: where, what, and its captures."""
+
     line: int
     text: str
     captures: dict[str, str]
@@ -40,6 +42,8 @@ class Hit:
 
 @dataclass(slots=True)
 class RuleHits:
+    """The records one rule matched in one input (the first MAX_EVIDENCE kept)."""
+
     rule: Rule
     hits: list[Hit] = field(default_factory=list)
     count: int = 0
@@ -409,6 +413,8 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
 
 @dataclass
 class InputResult:
+    """One input analysed: its findings, facts and size."""
+
     findings: list[Finding]
     context: Context
     lines: int

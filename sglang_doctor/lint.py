@@ -37,6 +37,8 @@ MIN_HEAVY_REPEAT = 10  # a bounded repeat this large counts as unbounded for bac
 
 @dataclass(frozen=True)
 class Problem:
+    """One lint problem, located in a rule file."""
+
     path: str
     line: int | None
     rule: str
@@ -115,6 +117,8 @@ _REPEATS = ("MAX_REPEAT", "MIN_REPEAT")
 
 @dataclass
 class _Shape:
+    """What a regex node can match, for the backtracking checks."""
+
     lo: float  # shortest match
     hi: float  # longest (inf)
     first: int  # characters a match can start with

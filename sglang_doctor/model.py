@@ -20,6 +20,8 @@ Severity = Literal["error", "warning", "info"]
 
 @dataclass
 class InputInfo:
+    """An input of the run: its name, size, and why it could not be read."""
+
     name: str
     lines: int = 0
     bytes: int = 0
@@ -28,6 +30,8 @@ class InputInfo:
 
 @dataclass
 class Evidence:
+    """A log line a finding rests on."""
+
     input: int
     line: int
     text: str
@@ -40,6 +44,8 @@ class Evidence:
 
 @dataclass
 class FixOut:
+    """A concrete fix: a flag, env var, docker option, package, system part or note."""
+
     kind: Literal["flag", "env", "docker", "package", "system", "note"]
     flag: str | None = None
     name: str | None = None
@@ -53,6 +59,8 @@ class FixOut:
 
 @dataclass
 class Finding:
+    """What one rule found in the inputs, explained, with its fixes."""
+
     rule: str
     code: str
     severity: Severity
@@ -83,12 +91,16 @@ def mark_consequence(f: Finding, cause: Finding, where: str = "") -> None:
 
 @dataclass
 class ToolInfo:
+    """Which tool and release wrote the report."""
+
     name: str = "sglang-doctor"
     version: str = __version__
 
 
 @dataclass
 class Report:
+    """The whole answer of a run (JSON contract v1)."""
+
     schema_: str = SCHEMA_ID  # JSON "schema"
     tool: ToolInfo = field(default_factory=ToolInfo)
     inputs: list[InputInfo] = field(default_factory=list)

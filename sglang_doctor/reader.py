@@ -41,6 +41,8 @@ _RAY = re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[^)]*)?\) ")
 
 @dataclass(frozen=True, slots=True)
 class Line:
+    """One input line, numbered, cleaned of terminal codes and container prefixes."""
+
     number: int
     text: str
 

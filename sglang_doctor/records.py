@@ -37,6 +37,8 @@ MAX_RECORD_LINES = 2000
 
 @dataclass(slots=True)
 class Record:
+    """A log line, or a whole Python traceback, with the lines it spans."""
+
     kind: str  # "line" or "traceback"
     lines: list[Line]
     ts: str | None = None
@@ -68,6 +70,8 @@ class Record:
 
 @dataclass(slots=True)
 class Header:
+    """What an SGLang log header says: time and rank tags."""
+
     ts: str
     rank: str
     message: str

@@ -60,6 +60,8 @@ def _compile_check(field_name: str, pattern: str) -> None:
 
 @dataclass(frozen=True)
 class Pattern:
+    """A rule regex and the part of a record it looks at."""
+
     __pydantic_config__ = _STRICT
     regex: str
     # Where to search: the whole record, its exception line(s), or its frame lines.
@@ -83,6 +85,8 @@ class Pattern:
 
 @dataclass(frozen=True)
 class Match:
+    """How a rule recognises its records (patterns) or facts (a built-in check)."""
+
     __pydantic_config__ = _STRICT
     any: list[Pattern] = field(default_factory=list)  # the rule matches a record when one of these does
     require: list[Pattern] = field(default_factory=list)  # ... and all of these match the same record too
@@ -129,6 +133,8 @@ class Condition:
 
 @dataclass(frozen=True)
 class Fix:
+    """A fix as the rule file writes it (templates filled in per log by the engine)."""
+
     __pydantic_config__ = _STRICT
     kind: FixKind = "flag"
     flag: str | None = None
@@ -159,6 +165,8 @@ class Fix:
 
 @dataclass(frozen=True)
 class ExplanationPart:
+    """A sentence of an explanation, with the conditions it needs."""
+
     __pydantic_config__ = _STRICT
     text: str
     when: list[Condition] = field(default_factory=list)
@@ -166,6 +174,8 @@ class ExplanationPart:
 
 @dataclass(frozen=True)
 class Docs:
+    """The rule's documentation: what, why, fix, and when the fix is wrong."""
+
     __pydantic_config__ = _STRICT
     what: str
     why: str
@@ -175,6 +185,8 @@ class Docs:
 
 @dataclass(frozen=True, eq=False)
 class Rule:
+    """One rule file: what it matches, when it applies, what it says and fixes."""
+
     __pydantic_config__ = _STRICT
     id: str
     # Built-in rules use SGD100-SGD999; four digits (SGD1000+) are left to users' own rules.

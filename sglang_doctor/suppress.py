@@ -69,6 +69,8 @@ def finding_fingerprint(f: Finding) -> str:
 
 @dataclass
 class Entry:
+    """A baseline entry: a finding to hide (rule, input, fingerprint), with its reason."""
+
     rule: str
     input: str
     fingerprint: str
@@ -179,6 +181,8 @@ def inline_ignores(head: list[str]) -> set[str] | None:
 
 @dataclass
 class Suppressed:
+    """A finding hidden by a baseline or an inline ignore."""
+
     finding: Finding
     input: str
     by: str  # "inline" or "baseline"

@@ -21,6 +21,8 @@ MAX_VALUE_CHARS = 80
 
 @dataclass
 class InputTrace:
+    """What --why saw of the rules on one input."""
+
     index: int
     name: str
     candidates: Counter[str] = field(default_factory=Counter)  # rule id -> records past the prefilter
