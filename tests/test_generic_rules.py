@@ -1,0 +1,48 @@
+"""The generic rules on real logs with the specific rule for each turned off.
+
+A generic rule's worth is the failure no specific rule knows; tools/holdout.py measures that
+over every real case. These cases pin what the generic rules read today, so a change that
+stops one of them from naming the fix fails here, in the suite, not only in the hold-out.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _holdout():
+    spec = importlib.util.spec_from_file_location("holdout", ROOT / "tools" / "holdout.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["holdout"] = mod  # (its dataclasses look their module up there)
+    spec.loader.exec_module(mod)
+    mod.DOCTOR = Path(sys.executable).parent / "sglang-doctor"  # this environment's tool, wherever it is
+    return mod
+
+
+HOLDOUT = _holdout()
+MATCHING = HOLDOUT.load_matching()
+CASES = {c["file"]: c for c in MATCHING.CASES}
+
+# case -> the generic rule that must then lead with an expected fix
+LEADS = {
+    "017-fp8-block-quant-tp-576.log": "tp-split-not-divisible",
+    "019-sgl-kernel-torch-abi-symbol.log": "native-library-load-failed",
+    "022-gemma3-transformers-unknown.log": "error-says-pip-install",
+    "026-nccl-unhandled-system-error.log": "nccl-error",
+    "107-oom-model-init-0.3.log": "cuda-out-of-memory",
+    "202-flashinfer-min-version-blackwell.log": "error-says-pip-install",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEADS))
+def test_generic_rule_names_the_fix_when_the_specific_rule_is_off(name, tmp_path):
+    outcome = HOLDOUT.run_case(MATCHING, CASES[name], tmp_path)
+    assert outcome.left_out, "the specific rule no longer diagnoses it"
+    assert outcome.diagnosed and outcome.lead == LEADS[name], outcome
