@@ -38,6 +38,10 @@ LEADS = {
     "026-nccl-unhandled-system-error.log": "nccl-error",
     "107-oom-model-init-0.3.log": "cuda-out-of-memory",
     "202-flashinfer-min-version-blackwell.log": "error-says-pip-install",
+    "003-kv-profiled-negative.log": "kv-pool-short",
+    "012-not-enough-memory-router-0.1.log": "kv-pool-short",
+    "030-not-enough-memory-speculative-0.4.3.log": "kv-pool-short",
+    "304-prefill-oom-hybrid-mamba.log": "kv-pool-short",
 }
 
 
