@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 import click
 
 from . import __version__
-from .reader import InputError
+from .reader import InputError, display_name
 from .report import FORMATS
 from .suppress import DEFAULT_BASELINE
 
@@ -354,7 +354,7 @@ def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
             else:
                 from .report.text import write_finding
 
-                write_finding(from_json(Finding, data), sys.stdout, [source if source != "-" else "<stdin>"], color=st.color)
+                write_finding(from_json(Finding, data), sys.stdout, [display_name(source)], color=st.color)
             sys.stdout.flush()
         except BrokenPipeError:
             _quiet_broken_pipe()

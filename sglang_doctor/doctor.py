@@ -9,7 +9,7 @@ import io
 
 from .engine import InputResult, Matcher, analyze_chunks
 from .model import Finding, FixOut, InputInfo, Report, from_json
-from .reader import InputError, iter_chunks, open_input
+from .reader import InputError, display_name, iter_chunks, open_input
 from .redact import redact
 from .rules import Rule
 
@@ -113,7 +113,7 @@ def diagnose(names: list[str], rules: list[Rule], options: Options | None = None
     run = Run(Report())
     for index, result, error in _outcomes(names, rules, options, texts, progress):
         name = names[index]
-        info = InputInfo(name="<stdin>" if name == "-" else name)
+        info = InputInfo(name=display_name(name))
         run.report.inputs.append(info)
         if result is None:
             info.error = error
@@ -141,7 +141,7 @@ def _outcomes(names: list[str], rules: list[Rule], options: Options, texts: dict
               progress: Any) -> Iterator[tuple[int, InputResult | None, str | None]]:
     """(input index, result or None, read error) for each input, in input order."""
     jobs = 1
-    if not texts and options.trace is None and progress is None:
+    if len(names) > 1 and not texts and options.trace is None and progress is None:
         from .parallel import auto_jobs
 
         jobs = options.jobs if options.jobs is not None else auto_jobs(names)
@@ -165,15 +165,14 @@ def _outcomes(names: list[str], rules: list[Rule], options: Options, texts: dict
     scanner = _ScannerCache(rules, options.fast)
     for index, name in names_left:
         if options.trace is not None:
-            options.trace.start(index, "<stdin>" if name == "-" else name)
+            options.trace.start(index, display_name(name))
         try:
             if texts and name in texts:
                 stream: Any = io.BytesIO(texts[name].encode("utf-8", errors="replace"))
             else:
                 stream = open_input(name)
             try:
-                shown = "<stdin>" if name == "-" else name
-                tick = progress.start(shown, stream) if progress is not None and not texts else None
+                tick = progress.start(display_name(name), stream) if progress is not None and not texts else None
                 chunks = iter_chunks(stream) if options.interrupt is None else options.interrupt.wrap(iter_chunks(stream))
                 result = analyze_chunks(chunks, matcher, index, scanner, options.command, tick)
             finally:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from .engine import Matcher, _Analysis, build_finding, rank_findings
 from .model import Finding, InputInfo, Report, mark_consequence
-from .reader import MAX_LINE_CHARS, InputError, Line, decode_line
+from .reader import MAX_LINE_CHARS, InputError, Line, decode_line, display_name
 from .rules import Rule
 
 IDLE_S = 0.2  # no new bytes for this long: close an open traceback
@@ -170,5 +170,5 @@ def follow(source: str, rules: list[Rule], emit: Callable[[Finding], None], comm
             fol.feed_bytes(item)
     except KeyboardInterrupt:
         stop.set()
-    name = "<stdin>" if source == "-" else source
+    name = display_name(source)
     return fol.finish(name)

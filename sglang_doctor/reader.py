@@ -213,6 +213,11 @@ def iter_lines_from_binary(stream: BinaryIO) -> Iterator[Line]:
         yield from lines_of_chunk(first, chunk)
 
 
+def display_name(path: str) -> str:
+    """How an input is named in reports: `-` is standard input."""
+    return "<stdin>" if path == "-" else path
+
+
 def open_input(path: str) -> BinaryIO:
     return _open_binary(path)
 

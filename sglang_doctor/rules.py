@@ -33,6 +33,7 @@ RULE_ID = r"^[a-z0-9][a-z0-9-]{2,63}$"
 RULE_CODE = r"^SGD\d{3,4}$"
 # YAML keys that are Python keywords, and the field names that hold them.
 KEYWORD_KEYS = {"in": "in_", "not": "not_"}
+YAML_KEYS = {v: k for k, v in KEYWORD_KEYS.items()}  # and back
 CACHE_FORMAT = 3  # bump when the cached objects change shape
 
 
@@ -277,7 +278,7 @@ def _data_of(obj: Any) -> Any:
             default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
             if f.name == "path" or value == default:
                 continue
-            out[f.name.rstrip("_") if f.name.rstrip("_") in KEYWORD_KEYS else f.name] = _data_of(value)
+            out[YAML_KEYS.get(f.name, f.name)] = _data_of(value)
         return out
     if isinstance(obj, list):
         return [_data_of(x) for x in obj]
@@ -386,7 +387,7 @@ def _error_path(err: dict[str, Any]) -> tuple[tuple[Any, ...], str]:
     """
     import re
 
-    loc: tuple[Any, ...] = tuple(p.rstrip("_") if isinstance(p, str) and p.rstrip("_") in KEYWORD_KEYS else p
+    loc: tuple[Any, ...] = tuple(YAML_KEYS.get(p, p) if isinstance(p, str) else p
                                  for p in err.get("loc", ()))
     msg = str(err.get("msg", ""))
     msg = msg.removeprefix("Value error, ")
