@@ -20,10 +20,9 @@ from .model import Evidence, Finding, FixOut, mark_consequence
 from .records import Record, Segmenter, glog_time, parse_header
 from .reader import Line, decode_line, lines_of_chunk
 from .rules import SEVERITY_RANK, Condition, Fix, Pattern, Rule
+from .rx import MATCH_TIMEOUT_S
 
 MAX_EVIDENCE = 5
-# Per-match time budget: a catastrophic user regex must not hang a run.
-MATCH_TIMEOUT_S = 0.25
 # After this many timeouts a rule is skipped for the rest of the run (a log of 100k lines
 # that all time out would otherwise take 100k x the budget).
 MAX_TIMEOUTS = 3
@@ -119,7 +118,7 @@ def _search(p: Pattern, rec: Record, matcher: Matcher, rule: Rule) -> tuple[Any,
     if (p.literal is not None and p.literal not in target) or matcher.timeouts.get(rule.id, 0) >= MAX_TIMEOUTS:
         return None, target  # (no literal, no match: and the pattern is not even compiled)
     try:
-        return p.compiled.search(target, timeout=MATCH_TIMEOUT_S), target
+        return p.compiled.search(target), target
     except TimeoutError:
         n = matcher.timeouts[rule.id] = matcher.timeouts.get(rule.id, 0) + 1
         msg = f"rule {rule.id}: regex took longer than {MATCH_TIMEOUT_S}s on line {rec.start}; " + (
@@ -243,9 +242,7 @@ def check(cond: Condition, names: dict[str, Any]) -> bool:
         return str(want).lower() in str(v).lower()
     if op == "matches":
         try:
-            import regex  # a rule's own pattern: the time budget applies
-
-            return regex.search(str(want), str(v), timeout=MATCH_TIMEOUT_S) is not None
+            return cond.compiled.search(str(v)) is not None
         except TimeoutError:
             return False
     if op in ("version_ge", "version_lt"):

@@ -267,6 +267,14 @@ def _walk(items: Any) -> Iterator[tuple[Any, Any]]:
             yield from _walk(child)
 
 
+def backtrack_safe(pattern: str) -> bool:
+    """Python's parser reads the pattern and finds no backtracking hazard in it."""
+    try:
+        return not _Analyser(pattern).problems()
+    except Exception:  # `regex`-only syntax, or nesting Python's parser refuses: not known safe
+        return False
+
+
 def regex_problems(pattern: str) -> list[str]:
     """Backtracking hazards of one pattern ([] when it cannot be analysed)."""
     try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, Union
 
 from . import __version__, expr
+from .rx import RuleRegex
 
 try:  # Python 3.11+ moved the regex parser; the old modules warn on import.
     from re import _constants as sre_constants, _parser as sre_parse  # type: ignore[attr-defined]
@@ -34,7 +35,7 @@ RULE_CODE = r"^SGD\d{3,4}$"
 # YAML keys that are Python keywords, and the field names that hold them.
 KEYWORD_KEYS = {"in": "in_", "not": "not_"}
 YAML_KEYS = {v: k for k, v in KEYWORD_KEYS.items()}  # and back
-CACHE_FORMAT = 3  # bump when the cached objects change shape
+CACHE_FORMAT = 4  # bump when the cached objects change shape
 
 
 class RuleLoadError(Exception):
@@ -77,11 +78,15 @@ class Pattern:
         return required_literal(self.regex)
 
     @cached_property
-    def compiled(self) -> Any:
-        import regex
+    def safe(self) -> bool:
+        """No backtracking hazard (decided once, when the rule set is cached): `re` may run it."""
+        from .lint import backtrack_safe
 
-        # ASCII classes (\\w, \\d, \\s), as the byte-level scanner sees them: both stages agree.
-        return regex.compile(self.regex, regex.ASCII)
+        return backtrack_safe(self.regex)
+
+    @cached_property
+    def compiled(self) -> RuleRegex:
+        return RuleRegex(self.regex, self.safe)
 
 
 @dataclass(frozen=True)
@@ -130,6 +135,20 @@ class Condition:
             expr.compile_expr(self.value)
         if self.op == "matches":
             _compile_check("value", str(self.value))
+
+    @cached_property
+    def compiled(self) -> RuleRegex:
+        """The pattern of an `op: matches` test (its safety decided when the rule set is cached)."""
+        from .lint import backtrack_safe
+
+        return RuleRegex(str(self.value), backtrack_safe(str(self.value)))
+
+    def walk(self) -> list["Condition"]:
+        """This condition and every condition nested in it."""
+        out = [self]
+        for c in (*(self.any_of or ()), *(self.all_of or ()), *((self.not_,) if self.not_ else ())):
+            out.extend(c.walk())
+        return out
 
 
 @dataclass(frozen=True)
@@ -558,6 +577,10 @@ def load_rules(extra_dirs: list[str] | None = None, builtin: bool = True, cache:
         rule.prefilter_literals
         for p in (*rule.match.any, *rule.match.require, *rule.match.exclude):
             p.literal
+            p.safe
+        for c in (c for top in rule.conditions for c in top.walk()):
+            if c.op == "matches":
+                c.compiled.safe
     _write_cache(cache_path, rules)
     return rules
 
