@@ -93,7 +93,7 @@ class _ScannerCache:
             from .scan import MARKERS, Scanner
 
             patterns = [p.regex for r in self.rules for p in r.match.any] + scan_patterns() + MARKERS
-            from .rules import cache_dir
+            from .cachefiles import cache_dir
 
             try:
                 self._scanner = Scanner(patterns, cache_dir())

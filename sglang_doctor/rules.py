@@ -491,20 +491,14 @@ def rule_files(directory: Path) -> list[Path]:
     return sorted(Path(p) for p in found)
 
 
-def cache_dir() -> str:
-    """The user's cache directory for validated rules and compiled scanners."""
-    import os
-
-    return os.environ.get("SGLANG_DOCTOR_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "sglang-doctor")
-
-
 def _cache_file(files: list[Path]) -> Path | None:
     """Where the validated rule set for exactly these file contents is cached."""
     try:  # the BLAKE2 module alone: hashlib would also load OpenSSL (~2 ms per run)
         from _blake2 import blake2b
     except ImportError:  # pragma: no cover - another Python implementation
         from hashlib import blake2b
+
+    from .cachefiles import cache_dir
 
     base = cache_dir()
     h = blake2b(f"{__version__}/{CACHE_FORMAT}".encode(), digest_size=16)
@@ -519,40 +513,25 @@ def _cache_file(files: list[Path]) -> Path | None:
 def _read_cache(path: Path | None) -> list[Rule] | None:
     import pickle
 
-    if path is None:
+    from .cachefiles import read_trusted
+
+    data = read_trusted(str(path)) if path is not None else None
+    if data is None:
         return None
     try:
-        # Only a cache file this user wrote, in a directory only this user can write.
-        import os
-
-        st, dst = os.stat(path), os.stat(path.parent)
-        if hasattr(os, "getuid") and (st.st_uid != os.getuid() or dst.st_mode & 0o022):
-            return None
-        with open(path, "rb") as fh:
-            rules = pickle.load(fh)
-    except Exception:  # missing, stale format, corrupt, unreadable: validate from the files
+        rules = pickle.loads(data)
+    except Exception:  # stale format, corrupt: validate from the files
         return None
     return rules if isinstance(rules, list) and all(isinstance(r, Rule) for r in rules) else None
 
 
 def _write_cache(path: Path | None, rules: list[Rule]) -> None:
-    import os
     import pickle
-    import tempfile
 
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".rules-")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(rules, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the new one
-        from .scan import prune
+    from .cachefiles import prune, write_atomic
 
+    if path is not None and write_atomic(str(path), pickle.dumps(rules, protocol=pickle.HIGHEST_PROTOCOL)):
         prune(str(path.parent), "rules-")
-    except Exception:  # read-only home, full disk: run without a cache
-        pass
 
 
 def load_rules(extra_dirs: list[str] | None = None, builtin: bool = True, cache: bool = True) -> list[Rule]:

@@ -27,21 +27,6 @@ MARKERS = [r"Traceback \(most recent call last\):", r'File "[^"\n]*", line \d+',
            r"[A-Za-z_][\w.]*(?:Error|Exception)(?::|\()"]
 
 
-def prune(directory: str, prefix: str, keep: int = 8) -> None:
-    """Keep only the newest `keep` cache entries of a kind (one per rule-set variant)."""
-    import os
-
-    try:
-        entries = [e for e in os.scandir(directory) if e.name.startswith(prefix)]
-        stems = sorted({e.name.split(".")[0] for e in entries},
-                       key=lambda s: max(e.stat().st_mtime for e in entries if e.name.startswith(s)), reverse=True)
-        for e in entries:
-            if e.name.split(".")[0] not in stems[:keep]:
-                os.unlink(e.path)
-    except OSError:
-        pass
-
-
 def _drop_edge_anchors(pattern: str) -> str:
     """`^x` / `x$` -> `x`: unanchored, the pattern matches a superset of lines, which is
     all stage one needs (stage two applies the real anchors to the record's text)."""
@@ -161,43 +146,47 @@ class Scanner:
         import json
         import os
 
+        from .cachefiles import read_trusted
+
         if not cache_dir:
             return False
         path = os.path.join(cache_dir, f"scan-{self._key(patterns)}")
         try:
-            with open(path + ".json", encoding="utf-8") as fh:
-                plan = json.load(fh)
+            raw = read_trusted(path + ".json")
+            if raw is None:
+                return False
+            plan = json.loads(raw)
             self.plan = ScanPlan(plan["hs"], plan["python"], plan["refused"])
             self._db = None
             if self.plan.hs_patterns:
-                with open(path + ".db", "rb") as fh:
-                    self._db = _hs.loadb(fh.read(), _hs.HS_MODE_BLOCK)  # type: ignore[union-attr]
+                db = read_trusted(path + ".db")
+                if db is None:
+                    return False
+                self._db = _hs.loadb(db, _hs.HS_MODE_BLOCK)  # type: ignore[union-attr]
                 self._db.scratch = _hs.Scratch(self._db)  # type: ignore[union-attr]
             self._python = [regex.compile(p.encode("utf-8"), regex.MULTILINE) for p in self.plan.python_patterns]
             return True
-        except Exception:  # absent, stale or unreadable: build it
+        except Exception:  # stale or corrupt: build it
             return False
 
     def _save(self, patterns: list[str], cache_dir: str | None) -> None:
         import json
         import os
-        import tempfile
+
+        from .cachefiles import prune, write_atomic
 
         if not cache_dir:
             return
         path = os.path.join(cache_dir, f"scan-{self._key(patterns)}")
         try:
-            os.makedirs(cache_dir, mode=0o700, exist_ok=True)
-            for suffix, data in ((".db", _hs.dumpb(self._db) if self._db is not None else b""),  # type: ignore[union-attr]
-                                 (".json", json.dumps({"hs": self.plan.hs_patterns, "python": self.plan.python_patterns,
-                                                       "refused": self.plan.refused}).encode())):
-                fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".scan-")
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, path + suffix)
-            prune(cache_dir, "scan-")
+            plan = json.dumps({"hs": self.plan.hs_patterns, "python": self.plan.python_patterns,
+                               "refused": self.plan.refused}).encode()
+            db = _hs.dumpb(self._db) if self._db is not None else b""  # type: ignore[union-attr]
         except Exception:
-            pass
+            return
+        # The plan last: a reader that finds it finds the database it names.
+        if write_atomic(path + ".db", db) and write_atomic(path + ".json", plan):
+            prune(cache_dir, "scan-")
 
     def _plan(self, patterns: list[str]) -> None:
         candidates: list[str] = []
