@@ -465,11 +465,11 @@ def load_rule_file(path: Path) -> Rule:
     return rule
 
 
-def rule_files(directory: Path) -> list[Path]:
+def rule_files(directory: Path, walked: list[str] | None = None) -> list[Path]:
     """Every *.yaml under `directory`, at any depth, in path order.
 
     A rule's fixture directory (named like the rule file beside it) is not entered, and
-    symlinked directories are not followed (no loops).
+    symlinked directories are not followed (no loops). `walked` gets every directory read.
     """
     import os
 
@@ -480,6 +480,8 @@ def rule_files(directory: Path) -> list[Path]:
             entries = list(os.scandir(d))
         except OSError:
             return
+        if walked is not None:
+            walked.append(d)
         rules_here = {e.name[:-5] for e in entries if e.name.endswith(".yaml") and e.is_file()}
         for e in entries:
             if e.name.endswith(".yaml") and e.is_file():
@@ -491,54 +493,12 @@ def rule_files(directory: Path) -> list[Path]:
     return sorted(Path(p) for p in found)
 
 
-def _cache_file(files: list[Path]) -> Path | None:
-    """Where the validated rule set for exactly these file contents is cached."""
-    try:  # the BLAKE2 module alone: hashlib would also load OpenSSL (~2 ms per run)
-        from _blake2 import blake2b
-    except ImportError:  # pragma: no cover - another Python implementation
-        from hashlib import blake2b
-
-    from .cachefiles import cache_dir
-
-    base = cache_dir()
-    h = blake2b(f"{__version__}/{CACHE_FORMAT}".encode(), digest_size=16)
-    for f in files:
-        try:
-            h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")
-        except OSError:
-            return None
-    return Path(base) / f"rules-{h.hexdigest()[:32]}.pickle"
-
-
-def _read_cache(path: Path | None) -> list[Rule] | None:
-    import pickle
-
-    from .cachefiles import read_trusted
-
-    data = read_trusted(str(path)) if path is not None else None
-    if data is None:
-        return None
-    try:
-        rules = pickle.loads(data)
-    except Exception:  # stale format, corrupt: validate from the files
-        return None
-    return rules if isinstance(rules, list) and all(isinstance(r, Rule) for r in rules) else None
-
-
-def _write_cache(path: Path | None, rules: list[Rule]) -> None:
-    import pickle
-
-    from .cachefiles import prune, write_atomic
-
-    if path is not None and write_atomic(str(path), pickle.dumps(rules, protocol=pickle.HIGHEST_PROTOCOL)):
-        prune(str(path.parent), "rules-")
-
-
 def load_rules(extra_dirs: list[str] | None = None, builtin: bool = True, cache: bool = True) -> list[Rule]:
     """Load and validate rule files; the validated set is cached keyed by the files' content.
 
     The cache holds only what these same bytes validated to (pickled by this tool in the
-    user's own cache directory), so an edited or added rule file always gets validated.
+    user's own cache directory), so an edited or added rule file always gets validated
+    (rulecache.py).
     """
     dirs: list[Path] = [builtin_rules_dir()] if builtin else []
     for d in extra_dirs or []:
@@ -546,11 +506,14 @@ def load_rules(extra_dirs: list[str] | None = None, builtin: bool = True, cache:
         if not p.is_dir():
             raise RuleLoadError(f"{d}: rules directory not found")
         dirs.append(p)
-    files = [f for d in dirs for f in rule_files(d)]
-    cache_path = _cache_file(files) if cache else None
-    cached = _read_cache(cache_path)
-    if cached is not None:
-        return cached
+    store = None
+    if cache:
+        from .rulecache import RuleCache
+
+        store = RuleCache(dirs, f"{__version__}/{CACHE_FORMAT}")
+        cached = store.load()
+        if cached is not None:
+            return cached
     rules = _load_files(dirs)
     for rule in rules:  # derived once here, kept in the cache: a cached run does not parse regexes
         rule.prefilter_literals
@@ -560,7 +523,8 @@ def load_rules(extra_dirs: list[str] | None = None, builtin: bool = True, cache:
         for c in (c for top in rule.conditions for c in top.walk()):
             if c.op == "matches":
                 c.compiled.safe
-    _write_cache(cache_path, rules)
+    if store is not None:
+        store.store(rules)
     return rules
 
 

@@ -1,8 +1,16 @@
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The suite (and every command it starts) keeps its caches apart from the user's own.
+os.environ["SGLANG_DOCTOR_CACHE"] = _CACHE = tempfile.mkdtemp(prefix="sglang-doctor-test-cache-")
+atexit.register(shutil.rmtree, _CACHE, True)
 
 from sglang_doctor.rules import load_rules
 

@@ -1,0 +1,140 @@
+"""The validated rule set, kept between runs.
+
+Validating every rule file (YAML, schema, regexes) takes about a second, so a run loads
+what the same files validated to last time. The cache is keyed by the files' content: a
+BLAKE2 digest of every rule file's path and bytes, so an edited, added or removed rule
+file is always validated again.
+
+Hashing is itself a cost on every run (walking the rule directories and reading each
+file), so a manifest per set of rule directories remembers what the tree looked like when
+its content was last hashed: the mtime of every directory walked (adding, removing or
+renaming a file changes it) and the size and mtime of every rule file. While all of those
+stat the same, the digest it names is used without reading a file; any difference means
+walking and hashing again. Stats are taken before the bytes are read, and a manifest is
+not written while some file is younger than MTIME_SLACK_S (a file edited again within the
+filesystem's timestamp resolution could otherwise keep its old stat).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+MTIME_SLACK_S = 2.0
+_Stat = tuple[str, int, int]  # path, size (-1 for a directory), mtime_ns
+
+
+def _blake2(data: bytes = b"") -> Any:
+    try:  # the BLAKE2 module alone: hashlib would also load OpenSSL (~2 ms per run)
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - another Python implementation
+        from hashlib import blake2b
+    return blake2b(data, digest_size=16)
+
+
+def _stat(path: str, is_dir: bool) -> _Stat:
+    st = os.stat(path)
+    return (path, -1 if is_dir else st.st_size, st.st_mtime_ns)
+
+
+class RuleCache:
+    """The cached rule set for one list of rule directories (`version`: what else the key holds)."""
+
+    def __init__(self, dirs: list[Path], version: str) -> None:
+        from .cachefiles import cache_dir
+
+        self.dirs = [os.path.abspath(d) for d in dirs]
+        self.version = version
+        self.base = cache_dir()
+        self.manifest_path = os.path.join(
+            self.base, f"manifest-{_blake2(chr(0).join([version, *self.dirs]).encode()).hexdigest()}.marshal")
+        self.key: str | None = None  # content digest, once known
+        self._fresh: list[_Stat] | None = None  # stats of a walk this run made (for a new manifest)
+
+    @property
+    def path(self) -> str | None:
+        return os.path.join(self.base, f"rules-{self.key}.pickle") if self.key else None
+
+    def load(self) -> list[Any] | None:
+        """The cached rules for the files as they are now, or None (then validate and `store`)."""
+        self.key = self._key_from_manifest() or self._key_from_files()
+        rules = self._read()
+        if rules is not None and self._fresh is not None:
+            self._write_manifest()
+        return rules
+
+    def store(self, rules: list[Any]) -> None:
+        import pickle
+
+        from .cachefiles import prune, write_atomic
+
+        path = self.path
+        if path and write_atomic(path, pickle.dumps(rules, protocol=pickle.HIGHEST_PROTOCOL)):
+            prune(self.base, "rules-")
+            if self._fresh is not None:
+                self._write_manifest()
+
+    # --- the key ------------------------------------------------------------------------------
+
+    def _key_from_manifest(self) -> str | None:
+        import marshal
+
+        from .cachefiles import read_trusted
+
+        raw = read_trusted(self.manifest_path)
+        try:
+            entries, key = marshal.loads(raw) if raw is not None else ((), None)
+            for path, size, mtime in entries:
+                st = os.stat(path)
+                if st.st_mtime_ns != mtime or (size >= 0 and st.st_size != size):
+                    return None
+        except Exception:  # no manifest, a corrupt one, or a path that is gone
+            return None
+        return key if isinstance(key, str) else None
+
+    def _key_from_files(self) -> str | None:
+        from .rules import rule_files
+
+        stats: list[_Stat] = []
+        files: list[Path] = []
+        try:
+            for d in self.dirs:
+                walked: list[str] = []
+                files.extend(rule_files(Path(d), walked))
+                stats.extend(_stat(w, True) for w in walked)
+            stats.extend(_stat(str(f), False) for f in files)  # before reading: a later edit shows
+            h = _blake2(self.version.encode())
+            for f in files:
+                h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")
+        except OSError:
+            return None
+        self._fresh = stats
+        return h.hexdigest()
+
+    def _write_manifest(self) -> None:
+        import marshal
+
+        from .cachefiles import prune, write_atomic
+
+        stats = self._fresh or []
+        if any(m / 1e9 > time.time() - MTIME_SLACK_S for _, _, m in stats):
+            return  # too young to trust its stat: hash again next run
+        if write_atomic(self.manifest_path, marshal.dumps((stats, self.key))):
+            prune(self.base, "manifest-")
+
+    def _read(self) -> list[Any] | None:
+        import pickle
+
+        from .cachefiles import read_trusted
+        from .rules import Rule
+
+        data = read_trusted(self.path) if self.path else None
+        if data is None:
+            return None
+        try:
+            rules = pickle.loads(data)
+        except Exception:  # stale format, corrupt: validate from the files
+            return None
+        return rules if isinstance(rules, list) and all(isinstance(r, Rule) for r in rules) else None

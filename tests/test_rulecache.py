@@ -1,0 +1,97 @@
+"""The validated-rules cache: reused while the rule files are unchanged, rebuilt when they change,
+harmless when stale, corrupt or unwritable."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rule_helpers import GOOD, write_rule
+from sglang_doctor import rulecache
+from sglang_doctor.rules import load_rules
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SGLANG_DOCTOR_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(rulecache, "MTIME_SLACK_S", 0.0)  # files written just now may be trusted
+
+
+def _user_rule(tmp_path: Path) -> Path:
+    text = GOOD.replace("id: my-rule", "id: cache-probe").replace("A user rule for a test", "A rule for the cache tests")
+    return Path(write_rule(tmp_path, text, "cache-probe"))
+
+
+def _titles(d: Path) -> set[str]:
+    return {r.title for r in load_rules([str(d)], builtin=False)}
+
+
+def _no_reads(monkeypatch) -> None:
+    def refuse(self: Path) -> bytes:
+        raise AssertionError(f"read {self}")
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+
+
+def test_unchanged_files_are_not_read_again(tmp_path, monkeypatch):
+    d = _user_rule(tmp_path)
+    first = _titles(d)
+    _no_reads(monkeypatch)  # the manifest vouches for the content digest; the pickle has the rules
+    assert _titles(d) == first
+
+
+def test_an_edited_rule_is_validated_again(tmp_path):
+    d = _user_rule(tmp_path)
+    _titles(d)
+    f = next(d.rglob("cache-probe.yaml"))
+    f.write_text(f.read_text().replace("A rule for the cache tests", "An edited rule title"))
+    assert _titles(d) == {"An edited rule title"}
+
+
+def test_an_edit_within_the_timestamp_resolution_is_seen(tmp_path, monkeypatch):
+    monkeypatch.setattr(rulecache, "MTIME_SLACK_S", 3600.0)  # every file is "too young": no manifest
+    d = _user_rule(tmp_path)
+    f = next(d.rglob("cache-probe.yaml"))
+    before = f.stat()
+    _titles(d)
+    text = f.read_text()
+    f.write_text(text.replace("cache tests", "cache TESTS"))  # same size
+    os.utime(f, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the same mtime
+    assert _titles(d) == {"A rule for the cache TESTS"}
+
+
+def test_an_added_and_a_removed_rule_are_seen(tmp_path):
+    d = _user_rule(tmp_path)
+    family = next(d.rglob("cache-probe.yaml")).parent
+    _titles(d)
+    other = family / "cache-second.yaml"
+    other.write_text(next(family.glob("cache-probe.yaml")).read_text()
+                     .replace("id: cache-probe", "id: cache-second").replace("SGD1999", "SGD1998"))
+    assert len(load_rules([str(d)], builtin=False)) == 2
+    other.unlink()
+    assert len(load_rules([str(d)], builtin=False)) == 1
+
+
+def test_a_corrupt_cache_is_rebuilt(tmp_path):
+    d = _user_rule(tmp_path)
+    first = _titles(d)
+    cache = tmp_path / "cache"
+    for f in [*cache.glob("rules-*.pickle"), *cache.glob("manifest-*")]:
+        f.write_bytes(b"\x80\x05 not a pickle")
+    assert _titles(d) == first
+
+
+def test_an_unwritable_cache_directory_still_loads(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache directory should be")
+    monkeypatch.setenv("SGLANG_DOCTOR_CACHE", str(blocker / "cache"))
+    d = _user_rule(tmp_path)
+    assert _titles(d) == _titles(d)
+
+
+def test_the_builtin_rules_load_from_the_manifest(tmp_path, monkeypatch):
+    n = len(load_rules())
+    _no_reads(monkeypatch)
+    assert len(load_rules()) == n
