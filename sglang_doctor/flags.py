@@ -33,8 +33,9 @@ with ``ast``; sglang is never imported).  It is compact JSON with these keys:
                     replacement  flag to use instead, or null;
                     hint         full replacement text when it carries a value,
                                  e.g. "--attention-backend triton", else null;
-                    help         index into ``helps``.
-``helps``         distinct help strings.
+                    help         index into ``helps`` of ``data/flag-helps.json``
+                                 (its own file: a run that never asks for help
+                                 text does not parse it).
 ``release_specs`` ``{release: [start, length, start, length, ...]}`` -- the
                   spec indices of that release as runs of consecutive integers.
 
@@ -47,10 +48,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 __all__ = [
     "FlagSpec",
@@ -97,19 +97,26 @@ def version_key(v: str) -> tuple:
     )
 
 
-@dataclass(frozen=True)
-class FlagSpec:
-    """One launch flag as a given release declares it."""
+class FlagSpec(NamedTuple):
+    """One launch flag as a given release declares it.
+
+    A tuple, not a dataclass: a run builds several hundred of these (one table per
+    release it looks at), and a tuple is the cheapest immutable record to make.
+    """
 
     name: str
     aliases: tuple[str, ...]
     type: str
-    default: Any = field(hash=False)
+    default: Any
     choices: tuple[Any, ...] | None
     deprecated: bool
     replacement: str | None
     hint: str | None
-    help: str = field(repr=False)
+    help_index: int
+
+    @property
+    def help(self) -> str:
+        return _helps()[self.help_index]
 
     @property
     def releases(self) -> tuple[str, ...]:
@@ -160,21 +167,25 @@ def _freeze(value: Any) -> Any:
     return tuple(_freeze(v) for v in value) if isinstance(value, list) else value
 
 
+@lru_cache(maxsize=1)
+def _helps() -> list[str]:
+    data = json.loads((Path(__file__).parent / "data" / "flag-helps.json").read_text(encoding="utf-8"))
+    return data["helps"]  # type: ignore[no-any-return]
+
+
+@lru_cache(maxsize=1)
+def _columns() -> tuple[int, ...]:
+    """Where each FlagSpec field sits in a spec row."""
+    fields = _data()["spec_fields"]
+    return tuple(fields.index("help" if f == "help_index" else f) for f in FlagSpec._fields)
+
+
 @lru_cache(maxsize=None)
 def _spec(index: int) -> FlagSpec:
-    data = _data()
-    row = dict(zip(data["spec_fields"], data["specs"][index]))
-    return FlagSpec(
-        name=row["name"],
-        aliases=tuple(row["aliases"]),
-        type=row["type"],
-        default=row["default"],
-        choices=_freeze(row["choices"]),
-        deprecated=bool(row["deprecated"]),
-        replacement=row["replacement"],
-        hint=row["hint"],
-        help=data["helps"][row["help"]],
-    )
+    row = _data()["specs"][index]
+    name, aliases, type_, default, choices, deprecated, replacement, hint, help_index = (row[i] for i in _columns())
+    return FlagSpec(name, tuple(aliases), type_, default, _freeze(choices), bool(deprecated),
+                    replacement, hint, help_index)
 
 
 class FlagTable(dict):

@@ -10,12 +10,13 @@ broken file is a `RuleLoadError` naming the file, the line, the rule id and the 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Union
 
 from . import __version__, expr
+from .deferred import deferred_dataclass, materialize
 from .rx import RuleRegex
 
 try:  # Python 3.11+ moved the regex parser; the old modules warn on import.
@@ -35,7 +36,7 @@ RULE_CODE = r"^SGD\d{3,4}$"
 # YAML keys that are Python keywords, and the field names that hold them.
 KEYWORD_KEYS = {"in": "in_", "not": "not_"}
 YAML_KEYS = {v: k for k, v in KEYWORD_KEYS.items()}  # and back
-CACHE_FORMAT = 4  # bump when the cached objects change shape
+CACHE_FORMAT = 5  # bump when the cached objects change shape
 
 
 class RuleLoadError(Exception):
@@ -43,9 +44,9 @@ class RuleLoadError(Exception):
 
 
 # The schema is plain frozen dataclasses: a run that loads the rule set from the cache never
-# imports a validation library. Files are validated by pydantic (TypeAdapter over these
-# classes, `extra: forbid`) and by each class's __post_init__; a message "field: ..." names
-# the field it is about.
+# imports a validation library, nor makes the classes' dataclass methods (deferred.py).
+# Files are validated by pydantic (TypeAdapter over these classes, `extra: forbid`) and by
+# each class's __post_init__; a message "field: ..." names the field it is about.
 _STRICT = {"extra": "forbid"}
 
 
@@ -60,7 +61,7 @@ def _compile_check(field_name: str, pattern: str) -> None:
         raise ValueError(f"{field_name}: regex does not compile: nested too deeply or too large") from None
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True, eq=False)
 class Pattern:
     """A rule regex and the part of a record it looks at."""
 
@@ -89,7 +90,7 @@ class Pattern:
         return RuleRegex(self.regex, self.safe)
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True, eq=False)
 class Match:
     """How a rule recognises its records (patterns) or facts (a built-in check)."""
 
@@ -110,7 +111,7 @@ class Match:
             raise ValueError(f"check: unknown check {self.check!r}; known: {', '.join(sorted(CHECKS))}")
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True, eq=False)
 class Condition:
     """A test on a context fact, or a group of conditions (any_of / all_of / not)."""
 
@@ -151,7 +152,7 @@ class Condition:
         return out
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True, eq=False)
 class Fix:
     """A fix as the rule file writes it (templates filled in per log by the engine)."""
 
@@ -183,7 +184,7 @@ class Fix:
             raise ValueError("a fix needs 'action' (set, raise, lower, add, remove)")
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True, eq=False)
 class ExplanationPart:
     """A sentence of an explanation, with the conditions it needs."""
 
@@ -192,7 +193,7 @@ class ExplanationPart:
     when: list[Condition] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True, eq=False)
 class Docs:
     """The rule's documentation: what, why, fix, and when the fix is wrong."""
 
@@ -203,7 +204,7 @@ class Docs:
     wrong_when: str | None = None  # when the suggested fix is the wrong answer
 
 
-@dataclass(frozen=True, eq=False)
+@deferred_dataclass(frozen=True, eq=False)
 class Rule:
     """One rule file: what it matches, when it applies, what it says and fixes."""
 
@@ -250,6 +251,7 @@ class Rule:
 
     def to_data(self) -> dict[str, Any]:
         """The rule as its YAML file's data (keys as written, defaults left out)."""
+        materialize()  # dataclasses.fields() below needs the processed classes
         return _data_of(self)  # type: ignore[no-any-return]
 
     @property
@@ -425,6 +427,7 @@ def _validate(data: dict[str, Any]) -> Rule:
     if _VALIDATOR is None:  # built on the first file validated: a cached run never pays for it
         from pydantic import TypeAdapter
 
+        materialize()
         _VALIDATOR = TypeAdapter(Rule)
     return _VALIDATOR.validate_python(data)  # type: ignore[no-any-return]
 

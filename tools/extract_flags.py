@@ -43,6 +43,7 @@ from typing import Any, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "sglang_doctor" / "data" / "flags.json"
+HELPS_NAME = "flag-helps.json"  # beside --out
 DEFAULT_CACHE = Path("/tmp/sglang-flag-wheels")
 FIRST_RELEASE = "0.4.0"
 FORMAT_VERSION = 1
@@ -1133,7 +1134,7 @@ def build(results: list[ReleaseResult], skipped: dict[str, str], selection: str)
         "serve": {v: by_version[v].serve["extra"] for v in releases if by_version[v].serve is not None},
         "spec_fields": SPEC_FIELDS,
         "specs": rows,
-        "helps": list(helps),
+        "helps": list(helps),  # written to their own file (see main): most runs never read them
         "release_specs": {v: encode_indices(per_release[v]) for v in releases},
     }
 
@@ -1201,8 +1202,11 @@ def main(argv: list[str] | None = None) -> int:
         results.append(res)
         print(f"{v:<14} {len(res.flags):4d} flags  {res.layout}{'  ' + '; '.join(res.notes) if res.notes else ''}", file=sys.stderr)
     data = build(results, skipped, selection)
+    helps = {"format": FORMAT_VERSION, "helps": data.pop("helps")}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n")
+    helps_out = args.out.with_name(HELPS_NAME)
+    helps_out.write_text(json.dumps(helps, separators=(",", ":"), ensure_ascii=False) + "\n")
     print(f"wrote {args.out} ({args.out.stat().st_size} bytes, {len(data['specs'])} specs)", file=sys.stderr)
     return 0
 

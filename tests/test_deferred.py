@@ -1,0 +1,60 @@
+"""Deferred dataclasses: processed on first construction or materialize(), and a cached run
+never needs to process the rule schema."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pickle
+import subprocess
+import sys
+from dataclasses import field
+from pathlib import Path
+
+import pytest
+
+from sglang_doctor.deferred import deferred_dataclass, materialize
+
+
+@deferred_dataclass(frozen=True, eq=False)
+class Point:
+    x: int
+    tags: list[str] = field(default_factory=list)
+    label: str = "p"
+
+
+@deferred_dataclass(eq=False)
+class Untouched:
+    a: int
+
+
+def test_first_construction_makes_the_dataclass():
+    assert not dataclasses.is_dataclass(Untouched)
+    p = Point(1)
+    assert dataclasses.is_dataclass(Point) and (p.x, p.tags, p.label) == (1, [], "p")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.x = 2  # type: ignore[misc]
+    assert not dataclasses.is_dataclass(Untouched)  # only the class that was built
+    materialize()
+    assert dataclasses.is_dataclass(Untouched) and Untouched(3).a == 3
+
+
+def test_instances_round_trip_through_pickle():
+    p = Point(2, ["a"])
+    q = pickle.loads(pickle.dumps(p))
+    assert (q.x, q.tags, q.label) == (2, ["a"], "p") and q is not p
+
+
+def test_a_cached_run_leaves_the_rule_schema_unprocessed(tmp_path):
+    demo = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
+    log = str(next(demo.glob("qwen3.6-27b-awq-dtype-crash.log")))
+    code = ("import dataclasses, sys\nfrom sglang_doctor.entry import main\nfrom sglang_doctor import rules\n"
+            "sys.argv = ['sglang-doctor', '--format', 'json', sys.argv[1]]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(dataclasses.is_dataclass(rules.Rule), dataclasses.is_dataclass(rules.Pattern), file=sys.stderr)")
+    env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(tmp_path / "cache"))
+    first, second = (subprocess.run([sys.executable, "-c", code, log], capture_output=True, text=True, env=env,
+                                    cwd=tmp_path) for _ in range(2))
+    assert first.stderr.split()[-2:] == ["True", "True"]  # validated the files: pydantic needed them
+    assert second.stderr.split()[-2:] == ["False", "False"]  # from the cache: never processed
+    assert first.stdout == second.stdout and '"SGD401"' in second.stdout
