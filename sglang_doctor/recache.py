@@ -23,11 +23,14 @@ import sys
 import threading
 from typing import Any
 
-MAX_ENTRIES = 4096  # patterns kept per file; a run over user rules may add more, unrecorded
+# Patterns kept per file. Past it, a save keeps only what that run used (user rules, other
+# subcommands and old releases' patterns come and go; the file stays small to load).
+MAX_ENTRIES = 1024
 _FORMAT = 1
 
 _lock = threading.Lock()
 _entries: dict[tuple[Any, int], tuple[Any, ...]] = {}
+_used: set[tuple[Any, int]] = set()
 _added = 0
 _installed = False
 
@@ -68,7 +71,8 @@ def _save(path: str) -> None:
     with _lock:
         if not _added:
             return
-        data = marshal.dumps(dict(_entries))
+        keep = _entries if len(_entries) <= MAX_ENTRIES else {k: v for k, v in _entries.items() if k in _used}
+        data = marshal.dumps(dict(keep))
     write_atomic(path, data)
 
 
@@ -132,6 +136,7 @@ def install() -> None:
         if not isinstance(p, (str, bytes)) or not isinstance(flags, int) or flags & 128:  # 128: re.DEBUG prints
             return real(p, flags)
         key = (p, int(flags))
+        _used.add(key)
         args = _entries.get(key)
         if args is not None:
             try:
@@ -146,7 +151,7 @@ def install() -> None:
             finally:
                 compiler._sre = _sre
             plain = _plain(recorder.args) if recorder.args is not None else None
-            if plain is not None and len(_entries) < MAX_ENTRIES:
+            if plain is not None:
                 try:
                     same = _sre.compile(*plain) == pattern
                 except Exception:

@@ -13,6 +13,11 @@ stat the same, the digest it names is used without reading a file; any differenc
 walking and hashing again. Stats are taken before the bytes are read, and a manifest is
 not written while some file is younger than MTIME_SLACK_S (a file edited again within the
 filesystem's timestamp resolution could otherwise keep its old stat).
+
+A cached rule set is stored rule by rule: a summary of each (what every run reads of every
+rule: id, code, flags, prefilter literals) and its own pickle. Loading makes a `LazyRule`
+per summary; the first use of anything else unpickles that one rule. A run over a crash
+log touches the twenty or thirty rules whose literals occur in it, not all of them.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 MTIME_SLACK_S = 2.0
+_FORMAT = 1  # of a cached rule-set file
 _Stat = tuple[str, int, int]  # path, size (-1 for a directory), mtime_ns
 
 
@@ -55,7 +61,7 @@ class RuleCache:
 
     @property
     def path(self) -> str | None:
-        return os.path.join(self.base, f"rules-{self.key}.pickle") if self.key else None
+        return os.path.join(self.base, f"rules-{self.key}.marshal") if self.key else None
 
     def load(self) -> list[Any] | None:
         """The cached rules for the files as they are now, or None (then validate and `store`)."""
@@ -66,12 +72,15 @@ class RuleCache:
         return rules
 
     def store(self, rules: list[Any]) -> None:
+        import marshal
         import pickle
 
         from .cachefiles import prune, write_atomic
 
         path = self.path
-        if path and write_atomic(path, pickle.dumps(rules, protocol=pickle.HIGHEST_PROTOCOL)):
+        rows = [(tuple(getattr(r, name) for name in LazyRule.SUMMARY), r.match.check,
+                 pickle.dumps(r, protocol=pickle.HIGHEST_PROTOCOL)) for r in rules]
+        if path and write_atomic(path, marshal.dumps((_FORMAT, rows))):
             prune(self.base, "rules-")
             if self._fresh is not None:
                 self._write_manifest()
@@ -125,16 +134,76 @@ class RuleCache:
             prune(self.base, "manifest-")
 
     def _read(self) -> list[Any] | None:
-        import pickle
+        import marshal
 
         from .cachefiles import read_trusted
-        from .rules import Rule
 
         data = read_trusted(self.path) if self.path else None
         if data is None:
             return None
         try:
-            rules = pickle.loads(data)
+            fmt, rows = marshal.loads(data)
+            if fmt != _FORMAT:
+                return None
+            return [LazyRule(summary, check, blob) for summary, check, blob in rows]
         except Exception:  # stale format, corrupt: validate from the files
             return None
-        return rules if isinstance(rules, list) and all(isinstance(r, Rule) for r in rules) else None
+
+
+class _LazyMatch:
+    """What a run reads of every rule's `match` without unpickling it: the built-in check."""
+
+    __slots__ = ("check", "_owner")
+
+    def __init__(self, check: str | None, owner: "LazyRule") -> None:
+        self.check = check
+        self._owner = owner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._owner.rule.match, name)
+
+
+class LazyRule:
+    """A cached rule: its summary at hand, the rest unpickled on first use.
+
+    Attribute access goes to the real `rules.Rule` for anything not in the summary (and the
+    ones used in matching are then kept on the proxy, so a hot loop reads a plain slot).
+    Identity stands for the rule, as with `Rule` (eq=False): one proxy per rule per run.
+    """
+
+    SUMMARY = ("id", "code", "title", "severity", "family", "versions", "fallback", "last_resort",
+               "consequence", "follows", "priority", "prefilter_literals", "path")
+    __slots__ = (*SUMMARY, "match", "_blob", "_rule")
+
+    def __init__(self, summary: tuple[Any, ...], check: str | None, blob: bytes) -> None:
+        for name, value in zip(self.SUMMARY, summary):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "match", _LazyMatch(check, self))
+        object.__setattr__(self, "_blob", blob)
+        object.__setattr__(self, "_rule", None)
+
+    @property
+    def rule(self) -> Any:
+        """The real rule (unpickled now if it was not yet)."""
+        rule = self._rule
+        if rule is None:
+            import pickle
+
+            rule = pickle.loads(self._blob)
+            object.__setattr__(self, "_rule", rule)
+            object.__setattr__(self, "match", rule.match)
+        return rule
+
+    def __getattr__(self, name: str) -> Any:  # only for what the slots do not hold
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.rule, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"rule {self.id}: rules are read-only")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a worker process gets the same cheap proxy
+        return (LazyRule, (tuple(getattr(self, n) for n in self.SUMMARY), self.match.check, self._blob))
+
+    def __repr__(self) -> str:
+        return f"<rule {self.id} ({self.code})>"

@@ -23,19 +23,24 @@ class Point:
     label: str = "p"
 
 
-@deferred_dataclass(eq=False)
-class Untouched:
-    a: int
-
-
 def test_first_construction_makes_the_dataclass():
-    assert not dataclasses.is_dataclass(Untouched)
+    @deferred_dataclass(frozen=True, eq=False)
+    class Point:
+        x: int
+        tags: list[str] = field(default_factory=list)
+        label: str = "p"
+
+    @deferred_dataclass(eq=False)
+    class Untouched:
+        a: int
+
+    assert not dataclasses.is_dataclass(Point) and not dataclasses.is_dataclass(Untouched)
     p = Point(1)
     assert dataclasses.is_dataclass(Point) and (p.x, p.tags, p.label) == (1, [], "p")
     with pytest.raises(dataclasses.FrozenInstanceError):
         p.x = 2  # type: ignore[misc]
     assert not dataclasses.is_dataclass(Untouched)  # only the class that was built
-    materialize()
+    materialize(Untouched)
     assert dataclasses.is_dataclass(Untouched) and Untouched(3).a == 3
 
 

@@ -104,6 +104,9 @@ def test_ctrl_c_stops_the_worker_processes_and_reports_the_files_done(tmp_path):
     for name in ("b.log", "c.log"):
         os.mkfifo(tmp_path / name)
         writers.append(os.open(tmp_path / name, os.O_RDWR))  # a writer that never writes
+    # Warm the rule cache first: validating every rule file is the slow part of a first run,
+    # and on a loaded machine it alone could outlast the wait below.
+    subprocess.run([str(SCRIPT), "a.log"], cwd=tmp_path, env=env(tmp_path), capture_output=True, timeout=120)
     try:
         p = subprocess.Popen([str(SCRIPT), "--no-color", "-j", "2", "a.log", "b.log", "c.log"], cwd=tmp_path,
                              env=env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -38,7 +38,7 @@ def _no_reads(monkeypatch) -> None:
 def test_unchanged_files_are_not_read_again(tmp_path, monkeypatch):
     d = _user_rule(tmp_path)
     first = _titles(d)
-    _no_reads(monkeypatch)  # the manifest vouches for the content digest; the pickle has the rules
+    _no_reads(monkeypatch)  # the manifest vouches for the content digest; the cache file has the rules
     assert _titles(d) == first
 
 
@@ -78,7 +78,7 @@ def test_a_corrupt_cache_is_rebuilt(tmp_path):
     d = _user_rule(tmp_path)
     first = _titles(d)
     cache = tmp_path / "cache"
-    for f in [*cache.glob("rules-*.pickle"), *cache.glob("manifest-*")]:
+    for f in [*cache.glob("rules-*"), *cache.glob("manifest-*")]:
         f.write_bytes(b"\x80\x05 not a pickle")
     assert _titles(d) == first
 
@@ -95,3 +95,39 @@ def test_the_builtin_rules_load_from_the_manifest(tmp_path, monkeypatch):
     n = len(load_rules())
     _no_reads(monkeypatch)
     assert len(load_rules()) == n
+
+
+def test_cached_rules_match_the_validated_ones_field_by_field():
+    fresh = {r.id: r for r in load_rules(cache=False)}
+    load_rules()  # writes the cache
+    cached = load_rules()
+    assert all(isinstance(r, rulecache.LazyRule) for r in cached) and len(cached) == len(fresh)
+    for lazy in cached:
+        real = fresh[lazy.id]
+        for name in (*rulecache.LazyRule.SUMMARY, "explanation", "fixes", "conditions", "let", "docs"):
+            assert repr(getattr(lazy, name)) == repr(getattr(real, name)), (lazy.id, name)
+        assert lazy.match.check == real.match.check
+        assert [p.regex for p in lazy.match.any] == [p.regex for p in real.match.any]
+
+
+def test_a_run_unpickles_only_the_rules_it_needs(tmp_path):
+    from sglang_doctor.doctor import diagnose
+
+    demo = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
+    load_rules()
+    rules = load_rules()
+    run = diagnose([str(next(demo.glob("qwen3.6-27b-awq-dtype-crash.log")))], rules)
+    assert "SGD401" in {f.code for f in run.report.findings}
+    unpickled = sum(r._rule is not None for r in rules)
+    assert 0 < unpickled < len(rules) / 3, unpickled
+
+
+def test_a_cached_rule_is_read_only_and_pickles_as_itself():
+    import pickle
+
+    load_rules()
+    rule = load_rules()[0]
+    with pytest.raises(AttributeError):
+        rule.severity = "info"
+    back = pickle.loads(pickle.dumps(rule))
+    assert isinstance(back, rulecache.LazyRule) and back.id == rule.id and back.title == rule.title
