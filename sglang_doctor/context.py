@@ -367,6 +367,25 @@ def _kv(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("kv.size_gb", round(size, 2) if size is not None else None, rec.start, overwrite=False)
 
 
+# Speculative decoding at work, for logs without server_args: the draft model's CUDA graph capture
+# (eagle_worker.py 0.4.x-0.5.5 "Capture draft cuda graph begin", 0.5.14 "Capture draft decode CUDA graph begin").
+@extractor("Capture draft", r"Capture draft (?:\w+ )?(?:cuda|CUDA) graph begin")
+def _spec_graph(ctx: Context, m: re.Match[str], rec: Record) -> None:
+    ctx.set("speculative.seen", True, rec.start, "the draft model captured its CUDA graphs", overwrite=False)
+
+
+# The continuation lines of "Prefill/Decode out of memory" (schedule_batch.py 0.4.x, mem_cache/common.py
+# 0.5.x) when a log shows them as lines of their own rather than inside the traceback's exception.
+@extractor("Try to allocate", r"^Try to allocate (?P<n>\d+) tokens\.\s*$")
+def _alloc_tokens(ctx: Context, m: re.Match[str], rec: Record) -> None:
+    ctx.set("kv_alloc.tokens", int(m["n"]), rec.start, overwrite=False)
+
+
+@extractor("tokens: ", r"^Ava(?:il|li)able (?:full )?tokens: (?P<n>\d+)\b")
+def _alloc_available(ctx: Context, m: re.Match[str], rec: Record) -> None:
+    ctx.set("kv_alloc.available", int(m["n"]), rec.start, overwrite=False)
+
+
 @extractor("Memory pool end", r"Memory pool end\. avail mem=(?P<avail>[0-9.]+) GB")
 def _pool_end(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("gpu.free_gb_after_pools", _num(m["avail"]), rec.start, overwrite=False)

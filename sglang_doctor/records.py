@@ -191,6 +191,12 @@ class Segmenter:
                     if _TRACEBACK_START in stripped:
                         rec.lines.append(line)
                         return out
+                    if _FRAME.match(rec.lines[-1].text) and not _EXC_LINE.match(stripped):
+                        # A traceback pasted without its indentation: the frame's source line
+                        # (`self.grammar.fill_vocab_mask(vocab_mask, idx)`) is flush left too,
+                        # but it is code, not an exception line.
+                        rec.lines.append(line)
+                        return out
                     # First unindented line after the frames: the exception line.
                     rec.exceptions.append(stripped)
                     rec.lines.append(line)

@@ -96,3 +96,23 @@ def test_gap_marker_inside_a_pasted_traceback_is_not_the_exception():
             "ImportError: cannot import name 'awq_dequantize' from 'sgl_kernel'\n")
     recs = records(text)
     assert recs[0].exception == "ImportError: cannot import name 'awq_dequantize' from 'sgl_kernel'"
+
+
+def test_traceback_pasted_without_indentation_keeps_its_source_lines():
+    # sglang#14464 pasted its callstack flush left: source lines are code, not the exception line.
+    text = """File "/x/sglang/srt/constrained/reasoner_grammar_backend.py", line 72, in fill_vocab_mask
+self.grammar.fill_vocab_mask(vocab_mask, idx)
+File "/x/sglang/srt/constrained/xgrammar_backend.py", line 100, in fill_vocab_mask
+self.matcher.fill_next_token_bitmask(vocab_mask, idx)
+^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+RuntimeError: Check failed: GrammarMatcher has terminated
+"""
+    recs = records(text)
+    assert [r.kind for r in recs] == ["traceback"]
+    assert len(recs[0].frames) == 2
+    assert recs[0].exceptions == ["RuntimeError: Check failed: GrammarMatcher has terminated"]
+
+
+def test_bare_exception_right_after_a_frame_is_still_the_exception():
+    recs = records('  File "/x/a.py", line 3, in f\nAssertionError\n')
+    assert recs[0].exceptions == ["AssertionError"]
