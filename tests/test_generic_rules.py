@@ -42,6 +42,8 @@ LEADS = {
     "012-not-enough-memory-router-0.1.log": "kv-pool-short",
     "030-not-enough-memory-speculative-0.4.3.log": "kv-pool-short",
     "304-prefill-oom-hybrid-mamba.log": "kv-pool-short",
+    "128-gptoss-triton-kernels-ptxas-sm120a.log": "triton-kernel-compile-failed",
+    "130-rocm-ep-moe-fp8-ocp-conversion.log": "triton-kernel-compile-failed",
 }
 
 
