@@ -248,6 +248,43 @@ def _pick_release(release: str | None) -> str:
     raise KeyError(f"unknown SGLang release {release!r} (registry starts at {known[0]})")
 
 
+def known_release(release: str) -> bool:
+    """Whether the registry can answer for ``release`` (it is recorded, or follows one)."""
+    try:
+        _pick_release(release)
+    except (KeyError, ValueError):
+        return False
+    return True
+
+
+@lru_cache(maxsize=1)
+def _option_masks() -> dict[str, int]:
+    """Option string (name or alias) -> the releases accepting it, bit i = ``releases()[i]``.
+
+    Built from the run-length release index without making a FlagSpec: comparing one log's
+    fields with every release this way is one pass, not a flag table per release.
+    """
+    data = _data()
+    spec_mask = [0] * len(data["specs"])
+    for bit, rel in enumerate(releases()):
+        b = 1 << bit
+        for i in _expand_runs(data["release_specs"][rel]):
+            spec_mask[i] |= b
+    name_col, alias_col = _columns()[:2]
+    out: dict[str, int] = {}
+    for row, mask in zip(data["specs"], spec_mask):
+        for opt in (row[name_col], *row[alias_col]):
+            out[opt] = out.get(opt, 0) | mask
+    return out
+
+
+def release_hits(options: set[str]) -> list[tuple[str, int]]:
+    """(release, how many of ``options`` its launch parser accepts), oldest first."""
+    masks = _option_masks()
+    wanted = [masks[o] for o in options if o in masks]
+    return [(rel, sum(1 for m in wanted if m >> bit & 1)) for bit, rel in enumerate(releases())]
+
+
 @lru_cache(maxsize=None)
 def _table(release: str) -> FlagTable:
     return FlagTable([_spec(i) for i in _expand_runs(_data()["release_specs"][release])])

@@ -31,14 +31,7 @@ def releases_of(version: str | None) -> list[str]:
     if not version:
         return []
     ends = [p.strip() for p in str(version).split("-") if p.strip()]
-    out = []
-    for v in dict.fromkeys(ends):
-        try:
-            flags.flags_for(v)
-        except (KeyError, ValueError):
-            continue
-        out.append(v)
-    return out
+    return [v for v in dict.fromkeys(ends) if flags.known_release(v)]
 
 
 def spell_for(flag: str, version: str | None) -> str | None:

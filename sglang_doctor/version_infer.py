@@ -13,18 +13,13 @@ def infer_version(fields: set[str]) -> tuple[str, str] | None:
         from . import flags
     except ImportError:  # registry not available
         return None
-    try:
-        releases = flags.releases()
-    except Exception:
-        return None
     wanted = {"--" + f.replace("_", "-") for f in fields}
-    candidates = []
-    for rel in releases:
-        known = flags.flags_for(rel)
-        # Some fields are not flags (no_cli); require most fields to exist.
-        hits = sum(1 for w in wanted if w in known)
-        if wanted and hits >= 0.97 * len(wanted):
-            candidates.append((hits, rel))
+    # Some fields are not flags (no_cli); require most fields to exist.
+    try:
+        hits_by_release = flags.release_hits(wanted)
+    except Exception:  # an unreadable registry: no inference
+        return None
+    candidates = [(hits, rel) for rel, hits in hits_by_release if wanted and hits >= 0.97 * len(wanted)]
     if not candidates:
         return None
     best = max(h for h, _ in candidates)

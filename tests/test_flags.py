@@ -212,3 +212,21 @@ def test_range_open_ends_and_operators() -> None:
 def test_range_rejects_garbage() -> None:
     with pytest.raises(ValueError):
         F.releases_in_range(">=banana")
+
+
+def test_release_hits_agree_with_the_flag_tables() -> None:
+    """The one-pass index counts what a release's own flag table accepts, aliases included."""
+    opts = {"--tp-size", "--tensor-parallel-size", "--cuda-graph-max-bs-decode", "--enable-ep-moe", "--no-such"}
+    for rel, hits in F.release_hits(opts)[::9]:
+        table = F.flags_for(rel)
+        assert hits == sum(1 for o in opts if o in table), rel
+
+
+def test_infer_version_from_a_release_s_own_fields() -> None:
+    from sglang_doctor.version_infer import infer_version
+
+    fields = {n[2:].replace("-", "_") for n in F.flags_for("0.5.14")}
+    rng, how = infer_version(fields)  # type: ignore[misc]
+    first, last = rng.split("-")[0], rng.split("-")[-1]
+    assert F.version_key(first) <= F.version_key("0.5.14") <= F.version_key(last)
+    assert "server_args fields" in how
