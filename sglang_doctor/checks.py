@@ -7,14 +7,12 @@ Rules keep their explanation, fixes and docs in YAML as usual.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from .context import Context
 
 
-@dataclass
-class CheckHit:
+class CheckHit(NamedTuple):
     """One thing a built-in check found: the line it is about, its text and captures."""
 
     line: int

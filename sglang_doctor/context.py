@@ -8,9 +8,8 @@ keeps the input line it came from. Parsing lives here; judging lives in the rule
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import re
 
@@ -20,8 +19,7 @@ GIB = 1024**3 / 1e9  # GiB -> GB factor
 _BARE_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception)(?::|\()")
 
 
-@dataclass(slots=True)
-class Fact:
+class Fact(NamedTuple):
     """A value read off the log, with the line it came from."""
 
     value: Any

@@ -10,7 +10,7 @@ the log said.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 import re
 
@@ -28,8 +28,7 @@ MAX_EVIDENCE = 5
 MAX_TIMEOUTS = 3
 
 
-@dataclass(slots=True)
-class Hit:
+class Hit(NamedTuple):
     """One record a rule matched: where, what, and its captures."""
 
     line: int

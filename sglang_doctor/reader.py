@@ -12,9 +12,8 @@ from __future__ import annotations
 import codecs
 import io
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterator, NamedTuple
 
 import re
 
@@ -39,9 +38,12 @@ _KUBECTL = re.compile(r"^\[pod/[^\]\s]+\] ")
 _RAY = re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[^)]*)?\) ")
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One input line, numbered, cleaned of terminal codes and container prefixes."""
+class Line(NamedTuple):
+    """One input line, numbered, cleaned of terminal codes and container prefixes.
+
+    (Immutable records made per run are NamedTuples: a dataclass costs ~0.5 ms of start-up
+    to generate its methods, a NamedTuple a fifth of that.)
+    """
 
     number: int
     text: str

@@ -10,7 +10,7 @@ is buffered, and it is bounded in size.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 import re
 
@@ -68,8 +68,7 @@ class Record:
         return self.exceptions[-1] if self.exceptions else ""
 
 
-@dataclass(slots=True)
-class Header:
+class Header(NamedTuple):
     """What an SGLang log header says: time and rank tags."""
 
     ts: str
