@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from . import expr
+from .launch_env import FACT_PREFIXES as ENV_FACT_PREFIXES  # env.NAME, env_set.NAME: any variable
 from .rules import Condition, Rule, required_literal, sre_constants, sre_parse
 
 MIN_HEAVY_REPEAT = 10  # a bounded repeat this large counts as unbounded for backtracking
@@ -345,8 +346,10 @@ def known_facts() -> frozenset[str]:
 
     from . import context
 
+    from .launch_env import FACTS
+
     names = set(re.findall(r"""\.set\(\s*["']([a-z_]+\.[a-z_.]+)["']""", inspect.getsource(context)))
-    return frozenset(names | {"server_args.truncated"})
+    return frozenset(names | {"server_args.truncated", *FACTS})
 
 
 _BUILTIN_NAMES = {"match_count"}
@@ -356,7 +359,7 @@ def _unknown_names(rule: Rule, captures: set[str]) -> list[str]:
     defined = captures | set(rule.let) | _BUILTIN_NAMES
     out = []
     for name in sorted(_used_names(rule)):
-        if name in defined or name.startswith("server_args.") or name in known_facts():
+        if name in defined or name.startswith(("server_args.", *ENV_FACT_PREFIXES)) or name in known_facts():
             continue
         out.append(name)
     return out
