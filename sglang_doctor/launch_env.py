@@ -84,7 +84,7 @@ def env_statement(words: list[str]) -> bool:
     if not words:
         return False
     if words[0] in _STATEMENTS:
-        return words[0] != "set" or any(_allexport_switch(w) is not None for w in words[1:])
+        return words[0] != "set" or "allexport" in words or any(_allexport_switch(w) is not None for w in words[1:])
     return all(_ASSIGN_RE.match(w) for w in words)  # NAME=V alone: exported under set -a
 
 

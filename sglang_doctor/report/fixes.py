@@ -26,11 +26,12 @@ def describe_fix(fix: FixOut) -> str:
         else:
             s = f"{_VERB[a]} {where}{fix.flag}" + (f" (now {fix.from_})" if fix.from_ else "")
     elif fix.kind == "env":
-        now = f" (now {fix.from_})" if fix.from_ is not None else ""
+        was = None if fix.from_ is None else fix.from_ or "''"  # an empty value is a value
+        now = f" (now {was})" if was is not None else ""
         if a == "remove":
             s = f"unset env {fix.name}{now}"
-        elif fix.value is not None and fix.from_ is not None:
-            s = f"env {fix.name}={fix.from_} → {fix.value}"
+        elif fix.value is not None and was is not None:
+            s = f"env {fix.name}={was} → {fix.value}"
         elif fix.value is not None:
             s = f"env {fix.name}={fix.value}"
         else:
