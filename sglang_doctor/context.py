@@ -474,13 +474,14 @@ def _oom_capacity_tb(ctx: Context, m: re.Match[str], rec: Record) -> None:
     _oom_capacity(ctx, m, rec)
 
 
-# The environment as the process saw it: SGLang names a deprecated variable it found set (and
-# forwards its value to the new name), and the value it rejected; NCCL echoes what it read.
-@extractor("Environment variable", r"Environment variable '?(?P<old>[A-Za-z_][A-Za-z0-9_]*)'? is deprecated(?:[.;,] *(?:[Pp]lease )?use '?(?P<new>[A-Za-z_][A-Za-z0-9_]*))?")
+# The environment as the process saw it: a deprecation warning names a variable that is set
+# (SGLang's three wordings also forward its value to the new name, which PyTorch's "…; use NEW
+# instead" does not), SGLang names a value it rejected; NCCL echoes what it read.
+@extractor("Environment variable", r"Environment variable '?(?P<old>[A-Za-z_][A-Za-z0-9_]*)'? is deprecated(?:, please use (?P<new>[A-Za-z_][A-Za-z0-9_]*)|\. Please use (?P<new2>[A-Za-z_][A-Za-z0-9_]*) instead|; use '(?P<new3>[A-Za-z_][A-Za-z0-9_]*)')?")
 def _env_deprecated(ctx: Context, m: re.Match[str], rec: Record) -> None:
-    for name in (m["old"], m["new"]):
+    for name in (m["old"], m["new"] or m["new2"] or m["new3"]):
         if name:
-            ctx.set(f"env_set.{name}", True, rec.start, "SGLang's deprecation warning names it", overwrite=False)
+            ctx.set(f"env_set.{name}", True, rec.start, "a deprecation warning in the log names it", overwrite=False)
 
 
 @extractor("Invalid value for", r'Invalid value for (?P<name>[A-Za-z_][A-Za-z0-9_]*): "(?P<value>[^"\n]*)" is not a valid (?:boolean|integer|float) value')

@@ -29,7 +29,12 @@ def apply_env(cmd: LaunchCommand, name: str, action: str, value: str | None, wra
     if action in ("raise", "lower") and current is not None and _satisfied(action, current, value):
         return True
     wr = env_wrapper(cmd.launcher)
-    in_wrapper = wr is not None and (cmd.docker is None or wr.clear or any(n == name for _, _, n, _ in wr.ops))
+    names_it = wr is not None and (wr.clear or any(n == name for _, _, n, _ in wr.ops))
+    if wr is not None and wr.broken:
+        if names_it:
+            return False  # the wrapper that decides cannot be edited safely
+        wr = None  # (a prefix or -e still reaches the server)
+    in_wrapper = wr is not None and (cmd.docker is None or names_it)
     if in_wrapper or (wrapper and cmd.docker is None):
         return _set_in_wrapper(cmd, name, value)
     if cmd.docker is not None:
@@ -72,12 +77,13 @@ def _set_prefix(cmd: LaunchCommand, name: str, value: str) -> None:
     cmd.env_prefix = [kv for k, kv in enumerate(cmd.env_prefix) if k == at or kv[0] != name]
 
 
-def _drop_from_wrapper(cmd: LaunchCommand, name: str) -> None:
+def _drop_from_wrapper(cmd: LaunchCommand, name: str, unsets: bool = True) -> None:
+    """Delete the wrapper's assignments of name (and its `-u name`, unless unsets=False)."""
     wr = env_wrapper(cmd.launcher)
     if wr is None:
         return
-    for first, last, n, _ in reversed(wr.ops):
-        if n == name:
+    for first, last, n, v in reversed(wr.ops):
+        if n == name and (unsets or v is not None):
             del cmd.launcher[first:last]
 
 
@@ -85,7 +91,7 @@ def _ensure_wrapper(cmd: LaunchCommand) -> int | None:
     """Index just past the wrapper's options and assignments, adding `env` when there is none."""
     wr = env_wrapper(cmd.launcher)
     if wr is not None:
-        return wr.end
+        return None if wr.broken else wr.end
     # right before the interpreter (or `sglang serve`), inside sudo / nohup / numactl; an
     # entrypoint-only launcher (`-m sglang.launch_server` after docker --entrypoint) has no place
     at = next((k for k, w in enumerate(cmd.launcher) if _pythonish(w) or _basename(w) == "sglang"), None)
@@ -96,9 +102,11 @@ def _ensure_wrapper(cmd: LaunchCommand) -> int | None:
 
 
 def _set_in_wrapper(cmd: LaunchCommand, name: str, value: str) -> bool:
+    saved = list(cmd.launcher)
     _drop_from_wrapper(cmd, name)
     end = _ensure_wrapper(cmd)
     if end is None:
+        cmd.launcher = saved  # a fix that cannot be written leaves the command as it was
         return False
     word = f"{name}={value}"
     cmd.quoting.setdefault(word, f"{name}={cmd.quote(value)}")  # NAME='a b', not 'NAME=a b'
@@ -110,8 +118,14 @@ def _set_in_wrapper(cmd: LaunchCommand, name: str, value: str) -> bool:
 
 
 def _remove(cmd: LaunchCommand, name: str) -> bool:
+    wr = env_wrapper(cmd.launcher)
+    if wr is not None and wr.broken and (wr.clear or any(n == name for _, _, n, _ in wr.ops)):
+        return False  # the wrapper that decides cannot be edited safely
     cmd.env_prefix = [kv for kv in cmd.env_prefix if kv[0] != name]
-    _drop_from_wrapper(cmd, name)
+    _drop_from_wrapper(cmd, name, unsets=False)  # (an `env -u NAME` is what a removal wants)
+    wr = env_wrapper(cmd.launcher)
+    if wr is not None and any(n == name and v is None for _, _, n, v in wr.ops):
+        return True
     if cmd.docker is not None:
         cmd.docker.options = [o for o in cmd.docker.options if o not in _env_opts(cmd, name)]
         outside = cmd.docker.has("--env-file")
@@ -121,7 +135,7 @@ def _remove(cmd: LaunchCommand, name: str) -> bool:
         outside = (var is not None and var.is_set) or bool(host.env_files)
     if outside:
         if _ensure_wrapper(cmd) is None:
-            return False
+            return False  # (what the command itself set is gone; the rest cannot be undone here)
         wr = env_wrapper(cmd.launcher)
         assert wr is not None
         cmd.launcher[wr.start + 1:wr.start + 1] = ["-u", name]  # env takes options before assignments only

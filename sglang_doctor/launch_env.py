@@ -9,6 +9,10 @@ the order the shell and docker apply them (a later one wins):
   (`-e NAME` passes the host's value, known when the host side sets it), then an `env`
   wrapper in the container's command. The host's own exports and prefixes stop at docker.
 
+A compose / Kubernetes service's `environment:` / `env:` arrive as `export` statements in
+front of its command (command.extract_command writes them). What the log says about the
+environment (context.py's extractors) wins over all of this.
+
 Values are never expanded: `$HF_TOKEN` stays a reference. Secret-named values are kept
 only as `<redacted>` so no fact can carry a token into a report.
 """
@@ -20,8 +24,11 @@ from typing import TYPE_CHECKING
 
 import re
 
+from .command import _basename, _pythonish
+
 if TYPE_CHECKING:
     from .command import LaunchCommand
+    from .context import Context
 
 REDACTED = "<redacted>"
 FACT_PREFIXES = ("env.", "env_set.")  # fact families of one variable each (for the linter)
@@ -186,6 +193,7 @@ class Wrapper:
     start: int  # index of the `env` word
     end: int  # index just past its last option or assignment
     clear: bool = False
+    broken: bool = False  # an option without its argument (`env -u python3 …`): no place to write to
     ops: list[tuple[int, int, str, str | None]] = field(default_factory=list)  # (first, last+1, name, value|None=unset)
 
 
@@ -194,13 +202,14 @@ _ENV_VALUE_OPTS = {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}
 
 def env_wrapper(launcher: list[str]) -> Wrapper | None:
     """The first `env` word of the launcher (before the interpreter), parsed like coreutils env."""
-    start = next((i for i, w in enumerate(launcher) if w.rstrip("/").rsplit("/", 1)[-1] == "env"), None)
-    if start is None or any("python" in w or w == "sglang" for w in launcher[:start]):
+    interp = next((i for i, w in enumerate(launcher) if _pythonish(w) or _basename(w) == "sglang"), len(launcher))
+    start = next((i for i, w in enumerate(launcher[:interp]) if _basename(w) == "env"), None)
+    if start is None:
         return None
     wr = Wrapper(start, start + 1)
     i = start + 1
     options = True
-    while i < len(launcher):
+    while i < interp:  # (never into the interpreter: `env -u python3 …` unsets nothing it runs)
         w = launcher[i]
         if options and w == "--":
             options, i = False, i + 1
@@ -212,7 +221,10 @@ def env_wrapper(launcher: list[str]) -> Wrapper | None:
             wr.ops.append((i, i + 1, w.split("=", 1)[1] if w.startswith("--") else w[2:], None))
             i += 1
             continue
-        if options and w in _ENV_VALUE_OPTS and i + 1 < len(launcher):
+        if options and w in _ENV_VALUE_OPTS:
+            if i + 1 >= interp:
+                wr.broken = True
+                break
             if w in ("-u", "--unset"):
                 wr.ops.append((i, i + 2, launcher[i + 1], None))
             i += 2
@@ -222,6 +234,7 @@ def env_wrapper(launcher: list[str]) -> Wrapper | None:
             continue
         m = _ASSIGN_RE.match(w)
         if not m:
+            wr.broken = w.startswith("-")  # an option after the assignments: env would run it
             break
         options = False
         wr.ops.append((i, i + 1, m.group(1), m.group(2)))
@@ -284,20 +297,19 @@ def launch_env(cmd: LaunchCommand) -> LaunchEnv:
     return env
 
 
-def set_facts(ctx: object, env: LaunchEnv, line: int | None) -> None:
+def set_facts(ctx: Context, env: LaunchEnv, line: int | None) -> None:
     """`env.NAME` (value, when known) and `env_set.NAME` for each variable; `launch.env_file`.
 
     Facts the log already gave (it shows what the process really saw) are not overwritten.
     """
-    setter = getattr(ctx, "set")
     for name, var in env.vars.items():
         note = f"from the launch command ({var.source})"
         known = var.is_set and var.value is not None
-        setter(f"env_set.{name}", var.is_set, line, None if known else note, overwrite=False)
+        ctx.set(f"env_set.{name}", var.is_set, line, None if known else note, overwrite=False)
         if known:
-            setter(f"env.{name}", shown_value(name, var.value), line, note, overwrite=False)
+            ctx.set(f"env.{name}", shown_value(name, var.value), line, note, overwrite=False)
     if env.env_files:
-        setter("launch.env_file", ", ".join(env.env_files), line, overwrite=False)
+        ctx.set("launch.env_file", ", ".join(env.env_files), line, overwrite=False)
 
 
 def same_value(a: str, b: str) -> bool:

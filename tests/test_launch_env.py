@@ -209,6 +209,8 @@ def test_facts_from_the_log_win_over_the_command() -> None:
         "UserWarning: Environment variable SGLANG_GC_LOG is deprecated. Please use SGLANG_LOG_GC instead.",
         "DeprecationWarning: Environment variable 'SGLANG_NSA_FUSE_TOPK' is deprecated; use 'SGLANG_DSA_FUSE_TOPK' instead.",
         'UserWarning: Invalid value for SGLANG_ENABLE_SPEC_V2: "maybe" is not a valid boolean value, using default "False"',
+        "[W Utils.hpp:133] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is deprecated; use "
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING instead (function getCvarInt)",
         "node01:322:322 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0",
         "node01:322:322 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.",
     ])
@@ -216,6 +218,8 @@ def test_facts_from_the_log_win_over_the_command() -> None:
     assert got["env_set.SGL_ENABLE_JIT_DEEPGEMM"] is True and got["env_set.SGLANG_ENABLE_JIT_DEEPGEMM"] is True
     assert got["env_set.SGLANG_GC_LOG"] is True and got["env_set.SGLANG_LOG_GC"] is True
     assert got["env_set.SGLANG_NSA_FUSE_TOPK"] is True and got["env_set.SGLANG_DSA_FUSE_TOPK"] is True
+    # PyTorch's own wording names only the old variable: it reads it, it does not copy it
+    assert got["env_set.NCCL_ASYNC_ERROR_HANDLING"] is True and "env_set.TORCH_NCCL_ASYNC_ERROR_HANDLING" not in got
     assert got["env.SGLANG_ENABLE_SPEC_V2"] == "maybe"
     assert got["env.NCCL_SOCKET_IFNAME"] == "eth0"  # what NCCL read, not what the pasted command says
     assert got["env.NCCL_IB_DISABLE"] == "1"
@@ -403,3 +407,53 @@ def test_no_env_secret_in_any_format(tmp_path, monkeypatch, fmt) -> None:
         fixed = rep["corrected_command"]
         assert "-e HF_TOKEN=$HF_TOKEN" in fixed and "--env=DB_PASSWD=$DB_PASSWD" in fixed
         assert "--dtype bfloat16" in fixed
+
+
+# ----------------------------------------------------------------------------- any input
+
+import shlex  # noqa: E402
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_name = st.sampled_from(["A", "B", "NCCL_DEBUG", "HF_TOKEN"])
+_val = st.one_of(st.from_regex(r"[A-Za-z0-9_./:,-]{0,8}", fullmatch=True),
+                 st.text(alphabet="ab '\"$=-", max_size=6).map(shlex.quote))
+_word = st.one_of(
+    st.tuples(_name, _val).map("=".join), _name, st.sampled_from(["-u", "-i", "--", "-", "--unset=A", "-uB", "-e", "--env"]),
+)
+_statement = st.one_of(
+    st.lists(_word, min_size=1, max_size=3).map(lambda w: "export " + " ".join(w)),
+    st.lists(_name, min_size=1, max_size=2).map(lambda w: "unset " + " ".join(w)),
+    st.sampled_from(["set -a", "set +a", "set -o allexport", ". ./x.env", "declare -x A=1"]),
+    st.tuples(_name, _val).map("=".join),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_statement, max_size=3), st.lists(_word, max_size=3),
+       st.sampled_from(["", "docker run --gpus all {w} img ", "env {w} ", "docker run {w} img env {w} "]),
+       st.lists(_word, max_size=3), st.sampled_from([None, "0", "a b"]), st.booleans())
+def test_any_env_syntax_parses_resolves_and_edits(pre: list[str], prefix: list[str], wrap: str, inner: list[str],
+                                                 value: str | None, yaml: bool) -> None:
+    text = "; ".join([*pre, " ".join([*[p for p in prefix if "=" in p and not p.startswith("-")],
+                                      wrap.replace("{w}", " ".join(inner)), P])])
+    cmd = parse_command(text)
+    if cmd is None:
+        return
+    launch_env(cmd)
+    fixes = [env_fix("A", value, "set" if value is not None else "remove"), env_fix("NCCL_DEBUG", "INFO")]
+    once, applied = apply_fixes(cmd, fixes, env_wrapper=yaml)
+    again = parse_command(render(once))
+    assert again is not None
+    if value is not None and all(applied):  # a fix written holds once re-read, whatever the command looked like
+        env = launch_env(again)
+        assert env.value("A") == value and env.value("NCCL_DEBUG") == "INFO", (text, render(once))
+    twice, _ = apply_fixes(once, fixes, env_wrapper=yaml)
+    assert render(twice) == render(once)
+
+
+def test_linter_knows_the_env_fact_families() -> None:
+    from sglang_doctor import launch_env, lint
+
+    assert set(launch_env.FACT_PREFIXES) <= set(lint._FACT_FAMILIES)
+    assert set(launch_env.FACTS) <= lint.known_facts()
