@@ -148,6 +148,7 @@ class _Settings:
     write_baseline: str | None
     why: bool
     jobs: int | None = None
+    command_yaml: bool = False  # --cmd-file was a compose / Kubernetes file
     rules: list[Any] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)  # rule id -> the project's severity
@@ -177,6 +178,7 @@ def _settings(opts: dict[str, Any]) -> _Settings:
     st.disabled = sorted(r.id for r in loaded if r.id not in kept)
     if st.cmd_file:
         st.command = _read_cmd_file(st.cmd_file)
+        st.command_yaml = st.cmd_file.lower().endswith((".yml", ".yaml"))  # as extract_command reads it
     return st
 
 
@@ -212,7 +214,8 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
     bar = progress_for(st.fmt, st.quiet, st.color)  # only text on a terminal: never pipes or machine formats
     interrupt, previous = _catch_sigint()
     try:
-        run = diagnose(names, st.rules, Options(command=st.command, redact_hosts=st.redact_hosts, trace=trace,
+        run = diagnose(names, st.rules, Options(command=st.command, command_yaml=st.command_yaml,
+                                                redact_hosts=st.redact_hosts, trace=trace,
                                                 interrupt=interrupt, jobs=st.jobs), texts=texts, progress=bar)
     finally:
         if bar is not None:
@@ -275,7 +278,8 @@ def _suppress(run: Any, sup: Any, st: _Settings, paths: list[str]) -> None:
 
         command = st.command or next((r.context.command for r in run.results if r.context.command), None)
         primary = run.results[0].context if run.results else None
-        fixed = corrected_command(command, run.report.findings, primary)
+        fixed = corrected_command(command, run.report.findings, primary,
+                                  env_wrapper=st.command_yaml and command == st.command)
         run.report.corrected_command = redact_text(fixed, hosts=st.redact_hosts) if fixed else None
 
 

@@ -118,6 +118,9 @@ class LaunchCommand:
     launcher: list[str]
     args: list[Arg]
     redirects: list[str] = field(default_factory=list)  # e.g. ['> server.log', '2>&1'], kept verbatim
+    # words of the statements before the launch that may change its environment
+    # (export / unset / set -a / assignments; see launch_env), in script order
+    preamble: list[list[str]] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_ALIASES), repr=False, compare=False)
     # unquoted value -> the user's original token text, so untouched words render as typed
     quoting: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -589,12 +592,25 @@ def _merged_aliases(aliases: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _find_launch(text: str, aliases: Mapping[str, str], depth: int = 0) -> tuple[LaunchCommand, str] | None:
-    """First sglang launch in text, with its one-line source; looks inside `sh -c '...'`."""
+    """First sglang launch in text, with its one-line source; looks inside `sh -c '...'`.
+
+    The source starts with the statements before the launch that change its environment
+    (`export A=1; python3 -m sglang.launch_server …`), so it parses back to the same launch.
+    """
+    from .launch_env import env_statement, relevant
+
     simples = [_strip_keywords(s) for s in _simple_commands(_lex(text))]
+    preamble: list[tuple[list[str], str]] = []
     for s in simples:
         cmd = _parse_simple(s, aliases)
         if cmd is not None:
-            return cmd, _join_raw(s)
+            keep = relevant([words for words, _ in preamble])
+            preamble = [p for p, k in zip(preamble, keep) if k]
+            cmd.preamble = [words for words, _ in preamble]
+            return cmd, "; ".join([raw for _, raw in preamble] + [_join_raw(s)])
+        words = [t.value for t in s if t.kind == "word"]
+        if len(words) == len(s) and env_statement(words):  # (no redirections: a plain statement)
+            preamble.append((words, _join_raw(s)))
     if depth >= 3:
         return None
     for s in simples:
@@ -633,7 +649,7 @@ def _yaml_part(v: Any) -> str:
     return str(v).replace("\\\r\n", " ").replace("\\\n", " ").replace("\n", " ")
 
 
-def _yaml_candidates(doc: Any) -> Iterator[str]:
+def _yaml_candidates(doc: Any) -> Iterator[tuple[str, dict[Any, Any]]]:
     # iterative walk with a visited set: YAML anchors may build shared or cyclic nodes
     stack, seen = [doc], set()
     while stack:
@@ -646,7 +662,7 @@ def _yaml_candidates(doc: Any) -> Iterator[str]:
             parts = [_yaml_part(node.get(k)) for k in ("entrypoint", "command", "args")]
             joined = " ".join(p for p in parts if p)
             if joined:
-                yield joined
+                yield joined, node
             stack.extend(reversed(list(node.values())))
         elif isinstance(node, list):
             stack.extend(reversed(node))
@@ -664,11 +680,61 @@ def _from_yaml(text: str) -> str | None:
             doc = load_yaml(chunk)
         except (YamlError, yaml.YAMLError, RecursionError, ValueError, TypeError):
             continue
-        for cand in _yaml_candidates(doc):
+        for cand, node in _yaml_candidates(doc):
             found = _find_launch(cand, DEFAULT_ALIASES)
             if found:
-                return found[1]
+                return "; ".join([*_yaml_env(node), found[1]])
     return None
+
+
+def _yaml_scalar(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"  # compose and Kubernetes pass YAML booleans as these words
+    return str(v)
+
+
+def _export_word(name: str, value: str | None) -> str | None:
+    if not _ASSIGN_RE.match(name + "="):
+        return None
+    if value is None:
+        return name
+    return f"{name}={value if _SAFE_RE.match(value) or _VAR_REF_RE.match(value) else shlex.quote(value)}"
+
+
+def _yaml_env(node: dict[Any, Any]) -> list[str]:
+    """The service's (container's) environment as shell statements: `. FILE` for env files,
+    one `export` of every variable (NAME alone when its value comes from elsewhere)."""
+    files: list[str] = []
+    words: list[str | None] = []
+    env_file = node.get("env_file")  # compose: a path, a list of paths or of {path: …}
+    for f in env_file if isinstance(env_file, list) else [env_file] if env_file else []:
+        path = f.get("path") if isinstance(f, dict) else f
+        if isinstance(path, (str, int, float)):
+            files.append(str(path))
+    for ref in node.get("envFrom") or [] if isinstance(node.get("envFrom"), list) else []:  # Kubernetes
+        if isinstance(ref, dict):
+            for kind in ("configMapRef", "secretRef"):
+                src = ref.get(kind)
+                if isinstance(src, dict) and src.get("name"):
+                    files.append(f"{kind}:{src['name']}")
+    env = node.get("environment")
+    if isinstance(env, dict):  # compose map form; a None value passes the host's variable
+        words += [_export_word(str(k), None if v is None else _yaml_scalar(v)) for k, v in env.items()]
+    elif isinstance(env, list):  # compose list form: NAME=VALUE or NAME
+        for item in env:
+            name, eq, value = str(item).partition("=")
+            words.append(_export_word(name, value if eq else None))
+    k8s = node.get("env")
+    if isinstance(k8s, list):  # Kubernetes: {name, value} or {name, valueFrom}
+        for item in k8s:
+            if isinstance(item, dict) and item.get("name") is not None:
+                value = item.get("value")
+                words.append(_export_word(str(item["name"]), None if value is None else _yaml_scalar(value)))
+    out = [". " + shlex.quote(f) for f in files]
+    kept = [w for w in words if w]
+    if kept:
+        out.append("export " + " ".join(kept))
+    return out
 
 
 def extract_command(text: str, filename: str | None = None) -> str | None:
@@ -827,37 +893,17 @@ def _apply_docker(cmd: LaunchCommand, flag: str, action: str, values: list[str] 
     return True
 
 
-def _apply_env(cmd: LaunchCommand, name: str, action: str, values: list[str] | None) -> bool:
-    value = " ".join(values) if values is not None else None
-    if action == "remove":
-        cmd.env_prefix = [(k, v) for k, v in cmd.env_prefix if k != name]
-        if cmd.docker is not None:
-            cmd.docker.options = [
-                o for o in cmd.docker.options if not (o.flag == "--env" and _docker_key("--env", o.value) == name)
-            ]
-        return True
-    if value is None:
-        return False  # 'set NAME' without a value: nothing to write
-    if cmd.docker is not None:  # a host prefix would not reach the container
-        hits = [o for o in cmd.docker.options if o.flag == "--env" and _docker_key("--env", o.value) == name]
-        current = hits[-1].value if hits else None
-        if action in ("raise", "lower") and current and "=" in current:
-            if _satisfied(action, current.split("=", 1)[1], value):
-                return True
-        return _apply_docker(cmd, "--env", "set", [f"{name}={value}"])
-    hits_idx = [k for k, (n, _) in enumerate(cmd.env_prefix) if n == name]
-    if action in ("raise", "lower") and hits_idx and _satisfied(action, cmd.env_prefix[hits_idx[-1]][1], value):
-        return True
-    if hits_idx:
-        for k in hits_idx:
-            cmd.env_prefix[k] = (name, value)
-    else:
-        cmd.env_prefix.append((name, value))
-    return True
+def _apply_env(cmd: LaunchCommand, name: str, action: str, values: list[str] | None, wrapper: bool = False) -> bool:
+    from .env_edit import apply_env  # (it builds on this module's helpers)
+
+    return apply_env(cmd, name, action, " ".join(values) if values is not None else None, wrapper)
 
 
-def apply_fixes(cmd: LaunchCommand, fixes: list[Any]) -> tuple[LaunchCommand, list[bool]]:
+def apply_fixes(cmd: LaunchCommand, fixes: list[Any], env_wrapper: bool = False) -> tuple[LaunchCommand, list[bool]]:
     """Apply fixes to a copy of cmd; returns (new command, applied flags).
+
+    ``env_wrapper``: write env fixes of a plain launch as ``env NAME=VALUE python …``
+    (a compose / Kubernetes command, which no shell reads) instead of a ``NAME=VALUE`` prefix.
 
     A fix is a dict or an object with ``kind``, ``flag``, ``name``, ``action``,
     ``value`` (enums allowed). ``applied[i]`` is True when the new command embodies
@@ -880,7 +926,7 @@ def apply_fixes(cmd: LaunchCommand, fixes: list[Any]) -> tuple[LaunchCommand, li
         elif kind == "docker" and flag:
             ok = _apply_docker(new, str(flag), action, values)
         elif kind == "env" and name:
-            ok = _apply_env(new, str(name), action, values)
+            ok = _apply_env(new, str(name), action, values, env_wrapper)
         else:
             ok = False
         applied.append(ok)

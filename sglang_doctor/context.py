@@ -188,6 +188,9 @@ class Context:
         if cmd is None:
             return
         self.set("launch.docker", cmd.docker is not None, self.command_line)
+        from .launch_env import launch_env, set_facts
+
+        set_facts(self, launch_env(cmd), self.command_line)
         for a in cmd.args:
             if not a.flag.startswith("--"):
                 continue
@@ -486,3 +489,31 @@ def _nvsmi_mem(ctx: Context, m: re.Match[str], rec: Record) -> None:
 @extractor("total capacity of", r"GPU (?P<idx>\d+) has a total capacity of (?P<total>[0-9.]+) GiB", traceback=True)
 def _oom_capacity_tb(ctx: Context, m: re.Match[str], rec: Record) -> None:
     _oom_capacity(ctx, m, rec)
+
+
+# The environment as the process saw it: a deprecation warning names a variable that is set
+# (SGLang's three wordings also forward its value to the new name, which PyTorch's "…; use NEW
+# instead" does not), SGLang names a value it rejected; NCCL echoes what it read.
+@extractor("Environment variable", r"Environment variable '?(?P<old>[A-Za-z_][A-Za-z0-9_]*)'? is deprecated(?:, please use (?P<new>[A-Za-z_][A-Za-z0-9_]*)|\. Please use (?P<new2>[A-Za-z_][A-Za-z0-9_]*) instead|; use '(?P<new3>[A-Za-z_][A-Za-z0-9_]*)')?")
+def _env_deprecated(ctx: Context, m: re.Match[str], rec: Record) -> None:
+    for name in (m["old"], m["new"] or m["new2"] or m["new3"]):
+        if name:
+            ctx.set(f"env_set.{name}", True, rec.start, "a deprecation warning in the log names it", overwrite=False)
+
+
+@extractor("Invalid value for", r'Invalid value for (?P<name>[A-Za-z_][A-Za-z0-9_]*): "(?P<value>[^"\n]*)" is not a valid (?:boolean|integer|float) value')
+def _env_invalid(ctx: Context, m: re.Match[str], rec: Record) -> None:
+    from .launch_env import shown_value
+
+    ctx.set(f"env_set.{m['name']}", True, rec.start, "SGLang rejected its value", overwrite=False)
+    ctx.set(f"env.{m['name']}", shown_value(m["name"], m["value"]), rec.start, "SGLang rejected it and used the default",
+            overwrite=False)
+
+
+@extractor("set by environment to", r"\b(?P<name>NCCL_[A-Z0-9_]+) set by environment to (?P<value>[^\s]*)")
+def _env_nccl(ctx: Context, m: re.Match[str], rec: Record) -> None:
+    from .launch_env import shown_value
+
+    value = m["value"][:-1] if m["value"].endswith(".") else m["value"]  # some NCCL releases end the line with '.'
+    ctx.set(f"env_set.{m['name']}", True, rec.start, "NCCL echoed it", overwrite=False)
+    ctx.set(f"env.{m['name']}", shown_value(m["name"], value), rec.start, "NCCL echoed it", overwrite=False)

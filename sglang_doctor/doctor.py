@@ -19,6 +19,7 @@ class Options:
     """How a run reads its inputs (the command line and config, resolved)."""
 
     command: str | None = None  # the launch command, when the user gave it
+    command_yaml: bool = False  # it came from a compose / Kubernetes file: no shell reads its prefixes
     redact_hosts: bool = False
     fast: bool = True  # stage-one scanner for long logs (False: every line the slow way)
     trace: Any = None  # --why: observer of the matcher, told of each input (see why.py)
@@ -212,7 +213,8 @@ def _fill_context(run: Run, options: Options) -> None:
     from .startup import startup_summary
 
     run.report.startup = startup_summary(primary)
-    run.report.corrected_command = corrected_command(command, run.report.findings, primary)
+    yaml = options.command_yaml and command == options.command
+    run.report.corrected_command = corrected_command(command, run.report.findings, primary, env_wrapper=yaml)
 
 
 def _spell_flags(findings: list[Finding], version: str | None) -> None:
@@ -235,8 +237,12 @@ def _spell_flags(findings: list[Finding], version: str | None) -> None:
         f.fixes = kept
 
 
-def corrected_command(command: str | None, findings: list[Finding], ctx: Any) -> str | None:
-    """The launch command with every applicable fix applied (first fix per flag wins)."""
+def corrected_command(command: str | None, findings: list[Finding], ctx: Any, env_wrapper: bool = False) -> str | None:
+    """The launch command with every applicable fix applied (first fix per flag wins).
+
+    `env_wrapper`: the command is a compose / Kubernetes one, so env fixes go into an
+    `env NAME=VALUE …` wrapper, which those run without a shell, not into a prefix.
+    """
     if not command:
         return None
     try:
@@ -261,7 +267,7 @@ def corrected_command(command: str | None, findings: list[Finding], ctx: Any) ->
             chosen.append(fix)
     if not chosen:
         return None
-    new_cmd, applied = apply_fixes(cmd, chosen)
+    new_cmd, applied = apply_fixes(cmd, chosen, env_wrapper=env_wrapper)
     if not any(applied):
         return None
     return render(placeholders(new_cmd))  # --api-key $SGLANG_API_KEY: pasteable, and no secret

@@ -304,6 +304,11 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
         cur = ctx.server_args.get(_field_of(flag), ctx.launch_args.get(_field_of(flag)))
         if cur is not None and not isinstance(cur, (dict, list)):
             frm = str(cur)
+    elif fix.kind == "env" and name:
+        cur = ctx.get(f"env.{name}")
+        frm = None if cur is None else str(cur)
+        if _env_done(fix.action or "set", value, frm, ctx.get(f"env_set.{name}")):
+            return None  # the launch already has it: not offered again
     if value is not None and frm is not None and value == frm and fix.action in ("raise", "lower"):
         return None  # nothing to change
     replaces = None
@@ -320,6 +325,17 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
                 value = str(old)  # a rename keeps the user's value
     return FixOut(kind=fix.kind, flag=flag, name=name, action=fix.action,
                   value=value, text=text, replaces=replaces, versions=fix.versions, from_=frm)
+
+
+def _env_done(action: str, value: str | None, current: str | None, is_set: Any) -> bool:
+    """An env fix the launch already satisfies: the same value set, or a variable it unsets."""
+    if action == "remove":
+        return is_set is False
+    if action == "set" and value is not None and current is not None:
+        from .launch_env import same_value
+
+        return same_value(value, current)
+    return False
 
 
 def _names_for(rule: Rule, hit: Hit, ctx: Context, count: int = 1) -> dict[str, Any]:

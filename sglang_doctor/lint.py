@@ -345,18 +345,23 @@ def known_facts() -> frozenset[str]:
 
     from . import context
 
+    from .launch_env import FACTS  # (only when linting: see _FACT_FAMILIES)
+
     names = set(re.findall(r"""\.set\(\s*["']([a-z_]+\.[a-z_.]+)["']""", inspect.getsource(context)))
-    return frozenset(names | {"server_args.truncated"})
+    return frozenset(names | {"server_args.truncated", *FACTS})
 
 
 _BUILTIN_NAMES = {"match_count"}
+# facts of any field or variable: server_args.<field>, env.<NAME>, env_set.<NAME> (launch_env.FACT_PREFIXES;
+# not imported here: rule loading imports this module, and launch_env pulls in the command parser)
+_FACT_FAMILIES = ("server_args.", "env.", "env_set.")
 
 
 def _unknown_names(rule: Rule, captures: set[str]) -> list[str]:
     defined = captures | set(rule.let) | _BUILTIN_NAMES
     out = []
     for name in sorted(_used_names(rule)):
-        if name in defined or name.startswith("server_args.") or name in known_facts():
+        if name in defined or name.startswith(_FACT_FAMILIES) or name in known_facts():
             continue
         out.append(name)
     return out

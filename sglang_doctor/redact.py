@@ -26,7 +26,11 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
      r"\1\2" + PLACEHOLDER + r"\3"),
     (re.compile(rf"(?i)(\b(?:{_BARE_SECRET_FIELDS})\s*[:=]\s*)(?!None\b|['\"$<\s]){_PROSE}[^\s,;)'\"]+"),
      r"\1" + PLACEHOLDER),
-    (re.compile(r"(\b[A-Z0-9_]*(?:TOKEN|API_KEY|SECRET|PASSWORD)=)(?!\$)[^\s'\"]+"), r"\1" + PLACEHOLDER),
+    # NAME=value of a secret-named variable (HF_TOKEN, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, DB_PASSWD):
+    # a prefix, export, `env`, `-e`; the value bare or quoted, a $REFERENCE left alone
+    (re.compile(r"(\b(?:[A-Z0-9]+_)*(?:[A-Z0-9]*(?:TOKEN|SECRET|PASSWORD|PASSWD)|API_KEY)(?:_[A-Z0-9]+)*=)"
+                r"(?:'(?!\$)[^'\n]*'|\"(?!\$)[^\"\n]*\"|(?![$'\"])[^\s'\"]+)"),
+     lambda m: m.group(1) + _requote(m.group(0)[len(m.group(1)):])),
     # CLI flags: --api-key X, --admin-api-key=X, --hf-token X
     (re.compile(rf"(--(?:admin-)?api-key|--ssl-keyfile-password|--hf-token|--token)(=|\s+)(?![$<]){_PROSE}(['\"]?)[^\s'\"]+\3"),
      r"\1\2\3" + PLACEHOLDER + r"\3"),
@@ -36,6 +40,11 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # scheme://user:password@host
     (re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@"), r"\1" + PLACEHOLDER + "@"),
 ]
+def _requote(value: str) -> str:
+    q = value[:1] if value[:1] in "'\"" else ""
+    return q + PLACEHOLDER + q
+
+
 # Every pattern above needs one of these: a string without any is left as it is, unscanned.
 _SECRET_HINT = re.compile(r"(?i)api|passw|token|secret|hf_|bearer|sk-|://")
 _HOSTS: list[tuple[re.Pattern[str], str]] = [
@@ -153,7 +162,7 @@ def _redact(obj: Any, mask: _Masker) -> Any:
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
-            if isinstance(k, str) and _SECRET_KEYS.match(k) and v not in (None, "", False):
+            if isinstance(k, str) and _SECRET_KEYS.match(k) and v not in (None, "", False) and not isinstance(v, bool):
                 out[k] = PLACEHOLDER
             else:
                 out[k] = _redact(v, mask)

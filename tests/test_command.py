@@ -310,8 +310,11 @@ curl localhost:30000/health
 
 def test_extract_from_script() -> None:
     out = extract_command(SCRIPT, "run.sh")
-    assert out == 'CUDA_LAUNCH_BLOCKING=1 python3 -m sglang.launch_server --model-path "$MODEL" --tp 2 --port 30000'
+    # the script's exports ride along (its plain MODEL=… and `set -euo pipefail` do not)
+    assert out == ('export HF_HOME=/data/hf; '
+                   'CUDA_LAUNCH_BLOCKING=1 python3 -m sglang.launch_server --model-path "$MODEL" --tp 2 --port 30000')
     cmd = parse(out)
+    assert cmd.preamble == [["export", "HF_HOME=/data/hf"]]
     assert cmd.get("--model-path") == "$MODEL"
     assert parse(SCRIPT).get("--port") == "30000"  # parse_command also takes the first launch
 

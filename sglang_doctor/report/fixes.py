@@ -26,12 +26,16 @@ def describe_fix(fix: FixOut) -> str:
         else:
             s = f"{_VERB[a]} {where}{fix.flag}" + (f" (now {fix.from_})" if fix.from_ else "")
     elif fix.kind == "env":
+        was = None if fix.from_ is None else fix.from_ or "''"  # an empty value is a value
+        now = f" (now {was})" if was is not None else ""
         if a == "remove":
-            s = f"unset env {fix.name}"
+            s = f"unset env {fix.name}{now}"
+        elif fix.value is not None and was is not None:
+            s = f"env {fix.name}={was} → {fix.value}"
         elif fix.value is not None:
             s = f"env {fix.name}={fix.value}"
         else:
-            s = f"{'set' if a == 'set' else 'add'} env {fix.name}"
+            s = f"{'set' if a == 'set' else 'add'} env {fix.name}{now}"
     elif fix.kind == "package":
         spec = fix.value or ""
         if spec and spec[0].isdigit():
