@@ -53,10 +53,9 @@ def test_instances_round_trip_through_pickle():
 def test_a_cached_run_leaves_the_rule_schema_unprocessed(tmp_path):
     demo = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
     log = str(next(demo.glob("qwen3.6-27b-awq-dtype-crash.log")))
-    code = ("import dataclasses, sys\nfrom sglang_doctor.entry import main\nfrom sglang_doctor import rules\n"
-            "sys.argv = ['sglang-doctor', '--format', 'json', sys.argv[1]]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(dataclasses.is_dataclass(rules.Rule), dataclasses.is_dataclass(rules.Pattern), file=sys.stderr)")
+    code = ("import atexit, dataclasses, sys\nfrom sglang_doctor.entry import main\nfrom sglang_doctor import rules\n"
+            "atexit.register(lambda: print(dataclasses.is_dataclass(rules.Rule), dataclasses.is_dataclass(rules.Pattern),"
+            " file=sys.stderr))\nsys.argv = ['sglang-doctor', '--format', 'json', sys.argv[1]]\nmain()")
     env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(tmp_path / "cache"))
     first, second = (subprocess.run([sys.executable, "-c", code, log], capture_output=True, text=True, env=env,
                                     cwd=tmp_path) for _ in range(2))

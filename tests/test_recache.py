@@ -92,9 +92,10 @@ def test_the_command_uses_it(tmp_path):
     """The entry point installs it: a second run of the command rebuilds its patterns from the file."""
     demo = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
     log = str(next(demo.glob("qwen3.6-27b-awq-dtype-crash.log")))
-    code = ("import sys\nfrom sglang_doctor import recache\nfrom sglang_doctor.entry import main\n"
-            "sys.argv = ['sglang-doctor', '--format', 'json', sys.argv[1]]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\nprint(len(recache._entries), recache._added, file=sys.stderr)")
+    # The entry point ends the process itself (exit_now): report through an exit function.
+    code = ("import atexit, sys\nfrom sglang_doctor import recache\nfrom sglang_doctor.entry import main\n"
+            "atexit.register(lambda: print(len(recache._entries), recache._added, file=sys.stderr))\n"
+            "sys.argv = ['sglang-doctor', '--format', 'json', sys.argv[1]]\nmain()")
     env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(tmp_path / "cache"))
     runs = [subprocess.run([sys.executable, "-c", code, log], capture_output=True, text=True, env=env, cwd=tmp_path)
             for _ in range(2)]
