@@ -4,15 +4,12 @@ never needs to process the rule schema."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import pickle
-import subprocess
-import sys
 from dataclasses import field
-from pathlib import Path
 
 import pytest
 
+from helpers_cli import command_runs
 from sglang_doctor.deferred import deferred_dataclass, materialize
 
 
@@ -51,14 +48,8 @@ def test_instances_round_trip_through_pickle():
 
 
 def test_a_cached_run_leaves_the_rule_schema_unprocessed(tmp_path):
-    demo = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
-    log = str(next(demo.glob("qwen3.6-27b-awq-dtype-crash.log")))
-    code = ("import atexit, dataclasses, sys\nfrom sglang_doctor.entry import main\nfrom sglang_doctor import rules\n"
-            "atexit.register(lambda: print(dataclasses.is_dataclass(rules.Rule), dataclasses.is_dataclass(rules.Pattern),"
-            " file=sys.stderr))\nsys.argv = ['sglang-doctor', '--format', 'json', sys.argv[1]]\nmain()")
-    env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(tmp_path / "cache"))
-    first, second = (subprocess.run([sys.executable, "-c", code, log], capture_output=True, text=True, env=env,
-                                    cwd=tmp_path) for _ in range(2))
+    first, second = command_runs(tmp_path, "dataclasses.is_dataclass(rules.Rule), dataclasses.is_dataclass(rules.Pattern)",
+                                 imports="import dataclasses\nfrom sglang_doctor import rules")
     assert first.stderr.split()[-2:] == ["True", "True"]  # validated the files: pydantic needed them
     assert second.stderr.split()[-2:] == ["False", "False"]  # from the cache: never processed
     assert first.stdout == second.stdout and '"SGD401"' in second.stdout

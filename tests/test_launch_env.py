@@ -48,7 +48,7 @@ def env_of(text: str) -> dict[str, Any]:
     (f"declare -x A=1; declare B=2; {P}", {"A": "1"}),
     (f"export NAME; {P}", {"NAME": None}),
     (f"sudo nohup env A=1 {P}", {"A": "1"}),
-    (f"env A=1 sglang serve --model-path X", {"A": "1"}),
+    ("env A=1 sglang serve --model-path X", {"A": "1"}),
 ])  # fmt: skip
 def test_plain_launch(text: str, want: dict[str, Any]) -> None:
     assert env_of(text) == want

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers_cli import command_runs
+
 PATTERNS = [r"KV Cache is allocated\. #tokens: (?P<tokens>\d+)", r"(?i)cuda (out of) memory", rb"\x00+[\x80-\xff]"]
 
 # Installs the cache, compiles PATTERNS (and a few with flags), then reports which came from the
@@ -90,15 +92,7 @@ def test_debug_patterns_are_never_cached(tmp_path):
 
 def test_the_command_uses_it(tmp_path):
     """The entry point installs it: a second run of the command rebuilds its patterns from the file."""
-    demo = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
-    log = str(next(demo.glob("qwen3.6-27b-awq-dtype-crash.log")))
-    # The entry point ends the process itself (exit_now): report through an exit function.
-    code = ("import atexit, sys\nfrom sglang_doctor import recache\nfrom sglang_doctor.entry import main\n"
-            "atexit.register(lambda: print(len(recache._entries), recache._added, file=sys.stderr))\n"
-            "sys.argv = ['sglang-doctor', '--format', 'json', sys.argv[1]]\nmain()")
-    env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(tmp_path / "cache"))
-    runs = [subprocess.run([sys.executable, "-c", code, log], capture_output=True, text=True, env=env, cwd=tmp_path)
-            for _ in range(2)]
+    runs = command_runs(tmp_path, "len(recache._entries), recache._added", imports="from sglang_doctor import recache")
     first, second = (r.stderr.split()[-2:] for r in runs)
     assert int(first[1]) > 50  # the rules' patterns, the log parsers', the libraries'
     assert second[1] == "0" and int(second[0]) >= int(first[1])

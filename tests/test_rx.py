@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers_cli import command_runs
 from sglang_doctor.records import Segmenter
 from sglang_doctor.reader import lines_of_chunk
 from sglang_doctor.rules import load_rules
@@ -86,15 +85,6 @@ def test_re_and_regex_agree_on_every_real_record():
 
 
 def test_a_normal_run_does_not_import_regex(tmp_path):
-    demo = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
-    log = next(demo.glob("qwen3.6-27b-awq-dtype-crash.log"))
-    code = ("import sys; from sglang_doctor.cli import main; sys.argv = ['sglang-doctor', sys.argv[1]]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print('regex' in sys.modules, file=sys.stderr)")
-    import os
-
-    env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(tmp_path / "cache"))
-    for _ in range(2):  # the first run validates the rule files (with `regex`) and caches them
-        p = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, env=env,
-                           cwd=tmp_path)
-    assert p.stderr.strip().splitlines()[-1] == "False", p.stderr
+    # The first run validates the rule files (with `regex`) and caches them; the second must not need it.
+    first, second = command_runs(tmp_path, "'regex' in sys.modules")
+    assert second.stderr.strip().splitlines()[-1] == "False", second.stderr
