@@ -201,12 +201,35 @@ def decode_line(raw: bytes) -> str:
     return clean(raw.decode("utf-8", errors="replace"))
 
 
+# Issue trackers' stored copies of a pasted log cut every line longer than this many
+# characters into pieces of exactly this width (a server_args line, a flattened Ray paste).
+WRAP_WIDTH = 1000
+# A piece that starts a log line of its own (a header time) is never the tail of a wrapped one.
+_STARTS_LINE = re.compile(r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}")
+
+
+def _wrapped(raw: str, nxt: str) -> bool:
+    """`raw` is a piece of a line hard-wrapped at WRAP_WIDTH characters and `nxt` its tail."""
+    return len(raw.rstrip("\r")) == WRAP_WIDTH and bool(nxt.strip()) and not _STARTS_LINE.match(nxt)
+
+
 def lines_of_chunk(first: int, chunk: bytes) -> Iterator[Line]:
+    """The cleaned, numbered lines of a block. A line wrapped at WRAP_WIDTH characters is joined
+    again: the whole line is reported on its first line number, each tail's number as an empty line."""
     text = chunk.decode("utf-8", errors="replace")
     parts = text.split("\n")
     parts.pop()  # the chunk ends with a newline
-    for i, raw in enumerate(parts):
+    i, n = 0, len(parts)
+    while i < n:
+        raw = parts[i]
+        j = i
+        while j + 1 < n and _wrapped(parts[j], parts[j + 1]) and len(raw) < MAX_LINE_CHARS:
+            j += 1
+            raw = raw.rstrip("\r") + parts[j]
         yield Line(first + i, clean(raw[:MAX_LINE_CHARS]))
+        for k in range(i + 1, j + 1):
+            yield Line(first + k, "")
+        i = j + 1
 
 
 def iter_lines_from_binary(stream: BinaryIO) -> Iterator[Line]:
