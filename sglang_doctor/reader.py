@@ -3,7 +3,8 @@
 The reader streams an input in fixed-size chunks (constant memory for any log size),
 decodes UTF-8 with replacement, strips ANSI escapes and carriage returns, and peels the
 prefixes that container tooling puts in front of each line (docker `--timestamps`,
-compose `service  |`, kubectl `--prefix`, Ray actor tags). Line numbers are those of the
+compose `service  |`, kubectl `--prefix`, Ray actor tags) and the quote marks of a log quoted
+in an issue comment (`> `). Line numbers are those of the
 original input, 1-based.
 """
 
@@ -36,6 +37,8 @@ _COMPOSE = re.compile(r"^[\w.-]{1,64}\s+\| ")
 _KUBECTL = re.compile(r"^\[pod/[^\]\s]+\] ")
 # Ray: "(SchedulerActor pid=123) " or "(pid=123, ip=10.0.0.1) "
 _RAY = re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[^)]*)?\) ")
+# A log quoted in an issue comment: Markdown's "> " (nested: "> > ") before every line.
+_QUOTE = re.compile(r"^(?:> ?)+(?=\S)")
 
 
 class Line(NamedTuple):
@@ -53,8 +56,19 @@ class InputError(Exception):
     """An input that cannot be read at all (missing file, directory, permission)."""
 
 
+# A log pasted outside a code block is rendered as Markdown, and the stored copy of the thread
+# keeps the rendering: `__init__` became bold, `**init**` ("in **init**", "quantization/**init**.py").
+_MD_DUNDER = re.compile(r"(?<=, in )\*\*(\w+)\*\*|\*\*(\w+)\*\*(?=\.py\b)")
+
+
+def _md_dunder(m: re.Match[str]) -> str:
+    return f"__{m[1] or m[2]}__"
+
+
 def clean(text: str) -> str:
     """Remove ANSI escapes, control characters and container prefixes from one line."""
+    if "**" in text:
+        text = _MD_DUNDER.sub(_md_dunder, text)
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     if "\r" in text:
@@ -64,7 +78,8 @@ def clean(text: str) -> str:
     text = _CONTROL.sub("", text)
     # Prefixes can stack (compose + docker timestamps), peel until none applies.
     for _ in range(3):
-        m = _DOCKER_TS.match(text) or _COMPOSE.match(text) or _KUBECTL.match(text) or _RAY.match(text)
+        m = (_DOCKER_TS.match(text) or _COMPOSE.match(text) or _KUBECTL.match(text) or _RAY.match(text)
+             or (_QUOTE.match(text) if text[:1] == ">" else None))
         if not m:
             break
         text = text[m.end():]

@@ -97,3 +97,18 @@ def test_1000_character_line_before_a_new_log_line_or_blank_stays_alone() -> Non
 def test_lines_of_other_lengths_are_never_joined() -> None:
     out = lines_of(("a" * 999 + "\nb\n" + "c" * 1001 + "\nd\n").encode())
     assert [t for _, t in out] == ["a" * 999, "b", "c" * 1001, "d"]
+
+
+def test_markdown_bold_dunder_of_a_pasted_frame_is_restored() -> None:
+    assert clean('File "/x/cuda_graph_runner.py", line 338, in **init** (pid=1) raise') == \
+        'File "/x/cuda_graph_runner.py", line 338, in __init__ (pid=1) raise'
+    assert clean('File "/x/quantization/**init**.py", line 9, in <module>') == \
+        'File "/x/quantization/__init__.py", line 9, in <module>'
+    assert clean("**Note**: bold prose stays") == "**Note**: bold prose stays"
+
+
+def test_markdown_quote_marks_of_a_quoted_log_are_peeled() -> None:
+    assert clean("> [2025-09-18 03:27:45 DP1 TP0] Scheduler hit an exception: Traceback") == \
+        "[2025-09-18 03:27:45 DP1 TP0] Scheduler hit an exception: Traceback"
+    assert clean("> > RuntimeError: boom") == "RuntimeError: boom"
+    assert clean(">") == ">"
