@@ -3,7 +3,8 @@
 The reader streams an input in fixed-size chunks (constant memory for any log size),
 decodes UTF-8 with replacement, strips ANSI escapes and carriage returns, and peels the
 prefixes that container tooling puts in front of each line (docker `--timestamps`,
-compose `service  |`, kubectl `--prefix`, Ray actor tags). Line numbers are those of the
+compose `service  |`, kubectl `--prefix`, Ray actor tags) and the quote marks of a log quoted
+in an issue comment (`> `). Line numbers are those of the
 original input, 1-based.
 """
 
@@ -36,6 +37,8 @@ _COMPOSE = re.compile(r"^[\w.-]{1,64}\s+\| ")
 _KUBECTL = re.compile(r"^\[pod/[^\]\s]+\] ")
 # Ray: "(SchedulerActor pid=123) " or "(pid=123, ip=10.0.0.1) "
 _RAY = re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[^)]*)?\) ")
+# A log quoted in an issue comment: Markdown's "> " (nested: "> > ") before every line.
+_QUOTE = re.compile(r"^(?:> ?)+(?=\S)")
 
 
 class Line(NamedTuple):
@@ -53,8 +56,19 @@ class InputError(Exception):
     """An input that cannot be read at all (missing file, directory, permission)."""
 
 
+# A log pasted outside a code block is rendered as Markdown, and the stored copy of the thread
+# keeps the rendering: `__init__` became bold, `**init**` ("in **init**", "quantization/**init**.py").
+_MD_DUNDER = re.compile(r"(?<=, in )\*\*(\w+)\*\*|\*\*(\w+)\*\*(?=\.py\b)")
+
+
+def _md_dunder(m: re.Match[str]) -> str:
+    return f"__{m[1] or m[2]}__"
+
+
 def clean(text: str) -> str:
     """Remove ANSI escapes, control characters and container prefixes from one line."""
+    if "**" in text:
+        text = _MD_DUNDER.sub(_md_dunder, text)
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     if "\r" in text:
@@ -64,7 +78,8 @@ def clean(text: str) -> str:
     text = _CONTROL.sub("", text)
     # Prefixes can stack (compose + docker timestamps), peel until none applies.
     for _ in range(3):
-        m = _DOCKER_TS.match(text) or _COMPOSE.match(text) or _KUBECTL.match(text) or _RAY.match(text)
+        m = (_DOCKER_TS.match(text) or _COMPOSE.match(text) or _KUBECTL.match(text) or _RAY.match(text)
+             or (_QUOTE.match(text) if text[:1] == ">" else None))
         if not m:
             break
         text = text[m.end():]
@@ -201,12 +216,35 @@ def decode_line(raw: bytes) -> str:
     return clean(raw.decode("utf-8", errors="replace"))
 
 
+# Issue trackers' stored copies of a pasted log cut every line longer than this many
+# characters into pieces of exactly this width (a server_args line, a flattened Ray paste).
+WRAP_WIDTH = 1000
+# A piece that starts a log line of its own (a header time) is never the tail of a wrapped one.
+_STARTS_LINE = re.compile(r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}")
+
+
+def _wrapped(raw: str, nxt: str) -> bool:
+    """`raw` is a piece of a line hard-wrapped at WRAP_WIDTH characters and `nxt` its tail."""
+    return len(raw.rstrip("\r")) == WRAP_WIDTH and bool(nxt.strip()) and not _STARTS_LINE.match(nxt)
+
+
 def lines_of_chunk(first: int, chunk: bytes) -> Iterator[Line]:
+    """The cleaned, numbered lines of a block. A line wrapped at WRAP_WIDTH characters is joined
+    again: the whole line is reported on its first line number, each tail's number as an empty line."""
     text = chunk.decode("utf-8", errors="replace")
     parts = text.split("\n")
     parts.pop()  # the chunk ends with a newline
-    for i, raw in enumerate(parts):
+    i, n = 0, len(parts)
+    while i < n:
+        raw = parts[i]
+        j = i
+        while j + 1 < n and _wrapped(parts[j], parts[j + 1]) and len(raw) < MAX_LINE_CHARS:
+            j += 1
+            raw = raw.rstrip("\r") + parts[j]
         yield Line(first + i, clean(raw[:MAX_LINE_CHARS]))
+        for k in range(i + 1, j + 1):
+            yield Line(first + k, "")
+        i = j + 1
 
 
 def iter_lines_from_binary(stream: BinaryIO) -> Iterator[Line]:

@@ -31,6 +31,8 @@ _CHAIN_MARKERS = (
 _FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
 # The final line of a traceback: `ValueError: …`, `torch.OutOfMemoryError: …`, `KeyboardInterrupt`.
 _EXC_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Timeout|error)|[A-Za-z_][\w.]*)(?::(?P<msg> .*|$)|$)")
+# An exception line standing on its own, outside a traceback (`TypeError: object of type …`).
+_LONE_EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception): \S")
 # Bound on one traceback record so a runaway block cannot hold unbounded memory.
 MAX_RECORD_LINES = 2000
 
@@ -105,10 +107,13 @@ def glog_time(text: str, before: str | None) -> str | None:
 class _Traceback:
     """An open traceback being collected."""
 
-    __slots__ = ("record", "state")
+    __slots__ = ("record", "state", "prelude")
 
-    def __init__(self, record: Record, state: str) -> None:
+    def __init__(self, record: Record, state: str, prelude: str = "") -> None:
         self.record = record
+        # An exception line pasted just above the traceback (the error first, then its trace):
+        # the exception of a traceback that was cut before its own.
+        self.prelude = prelude
         # frames: reading frames; exc: read the exception line, taking continuation lines;
         # chain: saw a chain marker, waiting for the next Traceback line.
         self.state = state
@@ -119,6 +124,7 @@ class Segmenter:
 
     def __init__(self) -> None:
         self._open: _Traceback | None = None
+        self._last_exc = ""  # the last header-less exception line, while only blank lines follow it
 
     @property
     def idle(self) -> bool:
@@ -130,6 +136,8 @@ class Segmenter:
         rec = self._open.record
         if not rec.exceptions:
             rec.truncated = True
+            if self._open.prelude:
+                rec.exceptions.append(self._open.prelude)
         self._open = None
         return rec
 
@@ -219,19 +227,25 @@ class Segmenter:
                     out.append(self._close())
 
         # Not inside a traceback (or the traceback just closed).
+        prelude, self._last_exc = self._last_exc, ""
         if _TRACEBACK_START in body:
             rec = Record("traceback", [line], header.ts if header else None,
                          header.rank if header else "", body)
-            self._open = _Traceback(rec, "frames")
+            self._open = _Traceback(rec, "frames", prelude)
             return out
         if header is None and _FRAME.match(text):
             # A traceback pasted without its first line.
             rec = Record("traceback", [line], None, "", text.strip(), frames=[text.strip()])
-            self._open = _Traceback(rec, "frames")
+            self._open = _Traceback(rec, "frames", prelude)
             return out
         if header is not None:
             out.append(Record("line", [line], header.ts, header.rank, body))
         else:
+            stripped = text.strip()
+            if not stripped:
+                self._last_exc = prelude
+            elif _LONE_EXC_LINE.match(stripped):
+                self._last_exc = stripped
             out.append(Record("line", [line], None, "", text))
         return out
 

@@ -77,3 +77,38 @@ def test_missing_file_and_directory_are_input_errors(tmp_path):
         list(iter_lines(str(tmp_path / "nope.log")))
     with pytest.raises(InputError, match="is a directory"):
         list(iter_lines(str(tmp_path)))
+
+
+def test_line_hard_wrapped_at_1000_characters_is_joined() -> None:
+    # Stored copies of issue threads cut long lines into 1000-character pieces ("sm_1" / "20'").
+    head = "x" * 995 + " sm_1"
+    assert len(head) == 1000
+    out = lines_of((head + "\n20' is not defined\nnext line\n").encode())
+    assert out == [(1, head + "20' is not defined"), (2, ""), (3, "next line")]
+
+
+def test_1000_character_line_before_a_new_log_line_or_blank_stays_alone() -> None:
+    head = "y" * 1000
+    out = lines_of((head + "\n[2025-01-01 10:00:00 TP0] Load weight begin.\n" + head + "\n\nz\n").encode())
+    assert [n for n, _ in out] == [1, 2, 3, 4, 5]
+    assert out[0][1] == head and out[2][1] == head and out[3][1] == ""
+
+
+def test_lines_of_other_lengths_are_never_joined() -> None:
+    out = lines_of(("a" * 999 + "\nb\n" + "c" * 1001 + "\nd\n").encode())
+    assert [t for _, t in out] == ["a" * 999, "b", "c" * 1001, "d"]
+
+
+def test_markdown_bold_dunder_of_a_pasted_frame_is_restored() -> None:
+    assert clean('File "/x/cuda_graph_runner.py", line 338, in **init** (pid=1) raise') == \
+        'File "/x/cuda_graph_runner.py", line 338, in __init__ (pid=1) raise'
+    assert clean('File "/x/quantization/**init**.py", line 9, in <module>') == \
+        'File "/x/quantization/__init__.py", line 9, in <module>'
+    assert clean("**Note**: bold prose stays") == "**Note**: bold prose stays"
+
+
+def test_markdown_quote_marks_of_a_quoted_log_are_peeled() -> None:
+    assert clean("> [2025-09-18 03:27:45 DP1 TP0] Scheduler hit an exception: Traceback") == \
+        "[2025-09-18 03:27:45 DP1 TP0] Scheduler hit an exception: Traceback"
+    assert clean("> > RuntimeError: boom") == "RuntimeError: boom"
+    assert clean(">") == ">"

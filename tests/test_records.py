@@ -116,3 +116,21 @@ RuntimeError: Check failed: GrammarMatcher has terminated
 def test_bare_exception_right_after_a_frame_is_still_the_exception():
     recs = records('  File "/x/a.py", line 3, in f\nAssertionError\n')
     assert recs[0].exceptions == ["AssertionError"]
+
+
+def test_exception_pasted_above_a_cut_traceback_is_its_exception() -> None:
+    # "TypeError: ..." first, then the traceback, cut before its own exception line.
+    recs = records("TypeError: object of type 'NoneType' has no len()\n\nTraceback (most recent call last):\n"
+                   'File "sglang/srt/managers/scheduler.py", line 10, in run\nscheduler.run()\n'
+                   'File "sglang/srt/mem_cache/unified_radix_cache.py", line 22, in init_load_back\n'
+                   "if self.load_back(node):\n")
+    tb = [r for r in recs if r.kind == "traceback"][0]
+    assert tb.truncated and tb.exception == "TypeError: object of type 'NoneType' has no len()"
+    assert len(tb.frames) == 2
+
+
+def test_exception_line_far_above_a_traceback_is_not_borrowed() -> None:
+    recs = records("ValueError: an earlier failure\nsome other line\nTraceback (most recent call last):\n"
+                   '  File "/x/a.py", line 1, in f\n    g()\n')
+    tb = [r for r in recs if r.kind == "traceback"][0]
+    assert tb.truncated and tb.exceptions == []
