@@ -8,6 +8,7 @@ keeps the input line it came from. Parsing lives here; judging lives in the rule
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from datetime import datetime
 from typing import Any, Callable, NamedTuple
 
@@ -84,6 +85,9 @@ class Context:
         self.token_usage_peak: float | None = None
         self.queue_peak: int | None = None
         self.timeline: list[tuple[str, str, int]] = []  # (phase, ts, line)
+        # Lines saying that an exception printed next to them was caught and the process went
+        # on (a failed request, a retried call, an exception Python ignored): see handled_near.
+        self.handled_lines: list[int] = []
         # Past the start of a long log, decode-batch statistics come from a sample of each
         # block (sample_block) instead of every line.
         self.sampling = False
@@ -121,6 +125,12 @@ class Context:
             return dict(out)
         return out
 
+    def handled_near(self, start: int, end: int) -> bool:
+        """A handled-exception notice right before or after the record on lines start..end."""
+        lines = self.handled_lines  # (sorted by finish())
+        i = bisect_left(lines, start - HANDLED_BEFORE)
+        return i < len(lines) and lines[i] <= end + HANDLED_AFTER
+
     # -- reading records ----------------------------------------------------------
     def observe(self, rec: Record) -> None:
         if rec.ts and self.first_ts is None:
@@ -148,6 +158,14 @@ class Context:
                 m = pattern.search(text)
                 if m:
                     handler(self, m, rec)
+        if rec.exceptions:
+            # A notice printed right after the exception, without a blank line, was read as a
+            # continuation line of its message.
+            for ln in rec.lines[1:]:
+                if ln.text[:1].isspace() or ln.text.startswith("Traceback"):
+                    continue
+                if any(lit in ln.text and rx.search(ln.text) for lit, rx in _HANDLED_NOTICES):
+                    self.handled_lines.append(ln.number)
 
     def sample_block(self, raw: bytes) -> None:
         """Decode statistics from the first bytes of a block (the sampled path)."""
@@ -198,6 +216,7 @@ class Context:
             self.launch_args[field] = _typed(a.value)
 
     def finish(self) -> None:
+        self.handled_lines.sort()  # (a traceback's own notices come in after earlier lines)
         if self.command:
             self._read_command()
         sa = self.server_args
@@ -448,6 +467,41 @@ _DECODE_RX = next(p for lit, p, h in _EXTRACTORS if h is _decode)
 def scan_patterns() -> list[str]:
     """Regexes of the extractors that must see their lines (the decode stats are sampled)."""
     return [p.pattern for lit, p, h in _EXTRACTORS if h is not _decode]
+
+
+# --- handled exceptions ------------------------------------------------------------------
+# A traceback is not always a crash: SGLang logs the traceback of a request it failed (and
+# answers that request with an HTTP error) and of a call it retries, and Python prints the
+# traceback of an exception it ignored (in __del__, an atexit or a weakref callback). Each
+# says so in a line of its own, just before the traceback (the logger's message, Python's
+# "Exception ignored in") or just after it (the retry or the caller's warning). Rules with
+# `skip_handled` leave such tracebacks alone.
+HANDLED_BEFORE = 2  # lines between a notice and the traceback it introduces (blank lines of a paste)
+HANDLED_AFTER = 3  # lines between a traceback and the notice that follows it (an exception's last lines)
+
+
+def _handled(ctx: Context, m: re.Match[str], rec: Record) -> None:
+    ctx.handled_lines.append(rec.start)
+
+
+# (literal, regex) of each notice; the regexes see a line's message, after its header.
+_HANDLED_NOTICES: list[tuple[str, "re.Pattern[str]"]] = [
+    # sglang entrypoints/openai/serving_base.py: logger.exception(f"Error in request: {e}"), then
+    # an HTTP 4xx/5xx answer to that request.
+    ("Error in request: ", re.compile(r"^Error in request: ")),
+    # sglang srt/multimodal/processors/base_processor.py: one request's image/video/audio failed to load.
+    ("data at index", re.compile(r"error loading \w+ data at index")),
+    # sglang srt/utils/common.py retry(): traceback.print_exc() of one attempt, then this line.
+    ("retry() failed once", re.compile(r"retry\(\) failed once \(\d+\w* try, maximum \d+ retries\)")),
+    # ... and a caller that catches the exhausted retries warns and goes on (model_config.py:
+    # "Failed to load hf_quant_config.json for model X: retry() exceed maximum number of retries.").
+    ("exceed maximum number of retries", re.compile(r"^Failed to [^\n]*: retry\(\) exceed maximum number of retries")),
+    # CPython: an exception raised where it cannot propagate (__del__, callbacks, atexit) is
+    # printed after this line and then ignored.
+    ("Exception ignored ", re.compile(r"^Exception ignored (?:in|while calling)")),
+]
+for _lit, _rx in _HANDLED_NOTICES:
+    extractor(_lit, _rx.pattern)(_handled)
 
 
 @extractor("Init torch distributed begin", r"Init torch distributed begin")

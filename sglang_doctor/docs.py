@@ -53,7 +53,8 @@ def rule_markdown(rule: Rule, all_rules: list[Rule] | None = None) -> str:
              f"Severity: `{rule.severity}` · family: `{rule.family}` · SGLang releases: `{rule.versions}`"
              + (" · a consequence of another failure" if rule.consequence else "")
              + (" · generic: gives way to a more specific error" if rule.fallback else "")
-             + (" · last resort: gives way to any other error or warning" if rule.last_resort else ""), "",
+             + (" · last resort: gives way to any other error or warning" if rule.last_resort else "")
+             + (" · leaves tracebacks the log says were handled alone" if rule.skip_handled else ""), "",
              "## What it means", "", d.what.strip(), "", "## Why it happens", "", d.why.strip(), "",
              "## How to fix it", "", d.fix.strip(), ""]
     if rule.fixes:

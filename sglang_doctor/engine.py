@@ -23,6 +23,9 @@ from .rules import SEVERITY_RANK, Condition, Fix, Pattern, Rule
 from .rx import MATCH_TIMEOUT_S
 
 MAX_EVIDENCE = 5
+# A rule that skips handled tracebacks keeps more matches until the input has ended (the
+# first ones may all be handled, a failed request each, and the crash come after them).
+MAX_KEPT_UNTIL_HANDLED = 64
 # After this many timeouts a rule is skipped for the rest of the run (a log of 100k lines
 # that all time out would otherwise take 100k x the budget).
 MAX_TIMEOUTS = 3
@@ -36,6 +39,8 @@ class Hit(NamedTuple):
     captures: dict[str, str]
     rank: str
     ts: str | None = None  # the record's logged time (ISO, to the second), see _Analysis.last_ts
+    start: int = 0  # the record's first and last input lines (a traceback spans many)
+    end: int = 0
 
 
 @dataclass(slots=True)
@@ -45,6 +50,8 @@ class RuleHits:
     rule: Rule
     hits: list[Hit] = field(default_factory=list)
     count: int = 0
+    # (first line, last line) of every matched record, for rules that skip handled tracebacks
+    spans: list[tuple[int, int]] = field(default_factory=list)
 
 
 INDEX_AFTER = 200  # records matched literal by literal before the compiled index is built
@@ -177,11 +184,19 @@ def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits], last_
             rh.count += 1
             if trace is not None:
                 trace.matched(rh)
-            if len(rh.hits) < MAX_EVIDENCE:
+            keep = MAX_EVIDENCE
+            if rule.skip_handled:
+                rh.spans.append((rec.start, rec.end))
+                keep = MAX_KEPT_UNTIL_HANDLED  # and then the latest match in the last slot
+            if len(rh.hits) < keep or rule.skip_handled:
                 line, text = _evidence_line(rec, target, m)
                 caps = {**extra, **{k: v for k, v in m.groupdict().items() if v is not None}}
                 ts = rec.ts or glog_time(rec.lines[0].text, last_ts) or last_ts
-                rh.hits.append(Hit(line, text, caps, rec.rank, ts.replace(" ", "T") if ts else None))
+                hit = Hit(line, text, caps, rec.rank, ts.replace(" ", "T") if ts else None, rec.start, rec.end)
+                if len(rh.hits) < keep:
+                    rh.hits.append(hit)
+                else:
+                    rh.hits[-1] = hit
             break
 
 
@@ -354,8 +369,22 @@ def _names_for(rule: Rule, hit: Hit, ctx: Context, count: int = 1) -> dict[str, 
     return names
 
 
+def _unhandled(rh: RuleHits, ctx: Context) -> RuleHits | None:
+    """`rh` without the records a handled-exception notice sits next to (None: none is left)."""
+    kept = [h for h in rh.hits if not (h.end and ctx.handled_near(h.start, h.end))]
+    if not kept:
+        return None
+    count = sum(not ctx.handled_near(a, b) for a, b in rh.spans) if rh.spans else len(kept)
+    return RuleHits(rh.rule, kept[:MAX_EVIDENCE], max(count, min(len(kept), MAX_EVIDENCE)))
+
+
 def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | None:
     rule = rh.rule
+    if rule.skip_handled:
+        found = _unhandled(rh, ctx)
+        if found is None:
+            return None
+        rh = found
     # The kept match with the most captures: a message may be logged once as a bare line and
     # again inside a traceback that carries the numbers.
     hit = max(rh.hits, key=lambda h: len(h.captures))

@@ -18,6 +18,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from .context import HANDLED_AFTER
 from .engine import Matcher, _Analysis, build_finding, rank_findings
 from .model import Finding, InputInfo, Report, mark_consequence
 from .reader import MAX_LINE_CHARS, InputError, Line, decode_line, display_name
@@ -101,10 +102,13 @@ class Follower:
                 from .engine import match_record
 
                 match_record(rec, self.matcher, self.analysis.hits)
-            self._report_new()
+        self._report_new(settled=True)
 
-    def _report_new(self) -> None:
-        fresh = [rh for rid, rh in self.analysis.hits.items() if rid not in self.emitted]
+    def _report_new(self, settled: bool = False) -> None:
+        """`settled`: the stream paused, no notice can still follow a traceback."""
+        fresh = [rh for rid, rh in self.analysis.hits.items() if rid not in self.emitted
+                 # a traceback of a rule that skips handled ones waits for the lines that may say so
+                 and (settled or not rh.rule.skip_handled or rh.hits[-1].end + HANDLED_AFTER < self.number)]
         if not fresh:
             return
         ctx = self.analysis.ctx

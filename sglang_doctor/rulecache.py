@@ -171,7 +171,7 @@ class LazyRule:
     Identity stands for the rule, as with `Rule` (eq=False): one proxy per rule per run.
     """
 
-    SUMMARY = ("id", "code", "title", "severity", "family", "versions", "fallback", "last_resort",
+    SUMMARY = ("id", "code", "title", "severity", "family", "versions", "fallback", "last_resort", "skip_handled",
                "consequence", "follows", "priority", "prefilter_literals", "path")
     __slots__ = (*SUMMARY, "match", "_blob", "_rule")
 

@@ -36,7 +36,7 @@ RULE_CODE = r"^SGD\d{3,4}$"
 # YAML keys that are Python keywords, and the field names that hold them.
 KEYWORD_KEYS = {"in": "in_", "not": "not_"}
 YAML_KEYS = {v: k for k, v in KEYWORD_KEYS.items()}  # and back
-CACHE_FORMAT = 5  # bump when the cached objects change shape
+CACHE_FORMAT = 6  # bump when the cached objects change shape
 
 
 class RuleLoadError(Exception):
@@ -228,6 +228,9 @@ class Rule:
     consequence: bool = False  # a symptom of another failure (SIGQUIT, peer timeouts)
     fallback: bool = False  # generic: dropped when a more specific error explains the input
     last_resort: bool = False  # dropped when any other rule reports an error or a warning in the input
+    # Ignores tracebacks the log says were handled: a failed request, a retried call, an
+    # exception Python ignored (context.py, "handled exceptions").
+    skip_handled: bool = False
     follows: list[str] = field(default_factory=list)  # rule ids this one is a symptom of, when they fire in the same input
     priority: int = 50  # among findings on the same record, higher sorts first
     path: str | None = None  # the file it was loaded from (not part of the rule)
