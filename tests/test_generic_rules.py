@@ -44,6 +44,13 @@ LEADS = {
     "304-prefill-oom-hybrid-mamba.log": "kv-pool-short",
     "128-gptoss-triton-kernels-ptxas-sm120a.log": "triton-kernel-compile-failed",
     "130-rocm-ep-moe-fp8-ocp-conversion.log": "triton-kernel-compile-failed",
+    # a ServerArgs field quoted by name in the message
+    "913-multi-layer-eagle-llama-draft-tokens-assert.log": "error-names-launch-flag",
+    "932-gdn-flashinfer-backend-blackwell-b300.log": "error-names-launch-flag",
+    # the environment variable the message names
+    "160-triton-no-c-compiler-runtime-image.log": "error-names-env-var",
+    "703-cuda-home-not-set-docker.log": "error-names-env-var",
+    "176-pd-decode-kv-transfer-waiting-timeout.log": "error-names-env-var",
 }
 
 
