@@ -820,6 +820,10 @@ def _apply_flag(cmd: LaunchCommand, flag: str, action: str, values: list[str] | 
         if action in ("raise", "lower"):
             return False  # the target value is unknown: nothing sensible to write
         if not hits:
+            from .flags import takes_value
+
+            if action == "set" and takes_value(flag):
+                return False  # a flag that needs a value the fix does not know: not written bare
             cmd.args.append(Arg(flag, flag))
         return True
     if action in ("raise", "lower") and hits and _satisfied(action, hits[-1].value, values[0]):

@@ -419,7 +419,14 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
             follows[r.id] = cause
     specific_errors = [(r, f) for r, f in pairs if f.severity == "error" and not r.fallback and not r.consequence
                        and not r.last_resort and r.id not in follows]
-    kept = [(r, f) for r, f in pairs if not (r.fallback and specific_errors)]
+    # A specific warning on the very line a generic rule reads (a request timeout SGLang logs and keeps
+    # serving): that rule judged the line; the generic one, which would call it an error, gives way.
+    specific_lines = {(e.input, e.line) for r, f in pairs
+                      if not r.fallback and not r.last_resort and f.severity in ("error", "warning")
+                      for e in f.evidence}
+    kept = [(r, f) for r, f in pairs
+            if not (r.fallback and (specific_errors or
+                                    (f.evidence and all((e.input, e.line) in specific_lines for e in f.evidence))))]
     # A last resort only says that the launch crashed: any other error or warning says more.
     if any(f.severity in ("error", "warning") and not r.last_resort for r, f in kept):
         kept = [(r, f) for r, f in kept if not r.last_resort]

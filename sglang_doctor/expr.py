@@ -43,6 +43,17 @@ def _clamp(x: float, lo: float, hi: float) -> float:
     return max(lo, min(hi, x))
 
 
+def _launch_flag(field: str) -> str:
+    from .flags import field_flag  # (lazy: the flag registry is read only by a rule that asks)
+
+    if not isinstance(field, str):
+        raise TypeError("launch_flag() takes a field name")
+    flag = field_flag(field)
+    if flag is None:
+        raise ValueError(f"{field!r} is not a launch flag of any known release")
+    return flag
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": min,
     "max": max,
@@ -61,6 +72,9 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     # pypi(module[, default]): the PyPI distribution of a dotted import name (data/pypi-names.yaml);
     # unknown -> default, or the top-level name. A lookup in shipped data, nothing is imported.
     "pypi": distribution,
+    # launch_flag(field): the launch flag of a ServerArgs field name quoted in a message
+    # (`attention_backend` -> `--attention-backend`, data/flags.json); not a flag of any release -> unknown.
+    "launch_flag": _launch_flag,
 }
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {

@@ -54,6 +54,7 @@ from typing import Any, Iterator, NamedTuple
 
 __all__ = [
     "FlagSpec",
+    "field_flag",
     "flag_exists",
     "flags_for",
     "nearest",
@@ -62,6 +63,7 @@ __all__ = [
     "releases_with",
     "resolve",
     "serve_flags",
+    "takes_value",
     "version_key",
 ]
 
@@ -419,6 +421,39 @@ def _require_version(v: str) -> str:
 def releases_with(flag: str) -> list[str]:
     """Releases (oldest -> newest) whose parser has ``flag`` as a name or alias (no abbreviations)."""
     return [r for r in releases() if flag.split("=", 1)[0] in _table(r)]
+
+
+@lru_cache(maxsize=1)
+def _any_release_options() -> dict[str, str]:
+    """Every option string of any release -> its long name (in the newest release naming it)."""
+    out: dict[str, str] = {}
+    for rel in releases():
+        out.update(_table(rel).option_strings())
+    return out
+
+
+@lru_cache(maxsize=1024)
+def field_flag(name: str) -> str | None:
+    """The launch flag of a ServerArgs field name as messages quote it, or None.
+
+    ``attention_backend`` / ``self.server_args.attention_backend`` / ``attention-backend`` ->
+    ``--attention-backend``; an alias spelling gives the flag's long name (``tensor_parallel_size``
+    -> ``--tp-size``). Only names some release's launch parser has (no abbreviations): a
+    snake_case word that is not a server argument (``think_end_token``) gives None.
+    """
+    word = name.strip().rsplit(".", 1)[-1].lstrip("-")
+    if not word or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", word):
+        return None
+    return _any_release_options().get("--" + word.replace("_", "-").lower())
+
+
+def takes_value(flag: str) -> bool | None:
+    """Whether ``flag`` takes a value, in the newest release that has it (None: no release has it)."""
+    for rel in reversed(releases()):
+        table = _table(rel)
+        if flag in table:
+            return table[flag].takes_value
+    return None
 
 
 def serve_flags(release: str | None = None) -> list[str] | None:

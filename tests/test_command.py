@@ -442,6 +442,14 @@ def test_flag_set_appends_when_absent() -> None:
     assert render(new) == BASE + " --chunked-prefill-size 4096"
 
 
+def test_flag_set_without_value_is_written_only_for_a_switch() -> None:
+    # a flag that takes a value is not appended bare when the fix does not know the value
+    new, applied = apply_fixes(parse(BASE), [fix("flag", "--node-rank", "set")])
+    assert applied == [False] and render(new) == BASE
+    new, applied = apply_fixes(parse(BASE), [fix("flag", "--disable-radix-cache", "set")])
+    assert applied == [True] and render(new) == BASE + " --disable-radix-cache"
+
+
 def test_flag_value_needing_quotes_and_nargs_list() -> None:
     new, _ = apply_fixes(
         parse(BASE),

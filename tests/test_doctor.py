@@ -49,6 +49,19 @@ def test_generic_oom_dropped_when_a_specific_error_explains_it(rules):
     assert [f.rule for f in rep.findings if f.severity == "error"] == ["kv-pool-not-enough-memory"]
 
 
+def test_generic_error_gives_way_to_a_specific_warning_on_its_line(rules):
+    # SGLang logs the PD transfer timeout and keeps serving: the specific rule calls it a warning; the generic
+    # rule reading the env var the same line names must not turn it into an error.
+    line = ("[2025-10-15 11:03:35 DP0 TP0] Some requests fail to receive KV Cache transfer done signal after "
+            "bootstrapping. If a greater mean TTFT is acceptable, you can 'export "
+            "SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600' (10 minutes) to relax the timeout condition. \n")
+    rep = run_text(line, rules)
+    assert [(f.rule, f.severity) for f in rep.findings] == [("pd-kv-transfer-timeout", "warning")]
+    # without the specific rule, the generic one reads the line
+    rest = [r for r in rules if r.id != "pd-kv-transfer-timeout"]
+    assert [(f.rule, f.severity) for f in run_text(line, rest).findings] == [("error-names-env-var", "error")]
+
+
 def test_corrected_command_from_option(rules, demo_dir):
     text = (demo_dir / "qwen3.6-27b-awq-dtype-crash.log").read_text().split("\n", 1)[1]  # drop '# cmd:'
     rep = run_text(text, rules, command="python3 -m sglang.launch_server --model-path /m --dtype half --api-key sk-secret123456789012")

@@ -36,3 +36,13 @@ def test_templates():
     assert render("{a} → {b:.2f}", {"a": 0.8, "b": 0.8912}) == "0.8 → 0.89"
     with pytest.raises(MissingValue):
         render("{missing}", {})
+
+
+def test_launch_flag_maps_server_args_fields():
+    assert ev("launch_flag(w)", w="attention_backend") == "--attention-backend"
+    assert ev("launch_flag(w)", w="self.server_args.mem_fraction_static") == "--mem-fraction-static"
+    assert ev("launch_flag(w)", w="tensor_parallel_size") == "--tp-size"  # an alias gives the long name
+    # a snake_case word no release has as a flag is unknown, so coalesce() moves on to the next one
+    with pytest.raises(MissingValue):
+        ev("launch_flag(w)", w="think_end_token")
+    assert ev("coalesce(launch_flag(a), launch_flag(b))", a="no_buffer", b="page_size") == "--page-size"

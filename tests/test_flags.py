@@ -230,3 +230,14 @@ def test_infer_version_from_a_release_s_own_fields() -> None:
     first, last = rng.split("-")[0], rng.split("-")[-1]
     assert F.version_key(first) <= F.version_key("0.5.14") <= F.version_key(last)
     assert "server_args fields" in how
+
+
+def test_field_flag_and_takes_value():
+    from sglang_doctor.flags import field_flag, takes_value
+
+    assert field_flag("speculative_num_draft_tokens") == "--speculative-num-draft-tokens"
+    assert field_flag("--page-size") == "--page-size"
+    assert field_flag("hidden_size") is None and field_flag("") is None and field_flag("a b") is None
+    assert takes_value("--node-rank") is True
+    assert takes_value("--disable-cuda-graph") is False
+    assert takes_value("--no-such-flag") is None

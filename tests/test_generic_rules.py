@@ -44,6 +44,20 @@ LEADS = {
     "304-prefill-oom-hybrid-mamba.log": "kv-pool-short",
     "128-gptoss-triton-kernels-ptxas-sm120a.log": "triton-kernel-compile-failed",
     "130-rocm-ep-moe-fp8-ocp-conversion.log": "triton-kernel-compile-failed",
+    # a ServerArgs field quoted by name in the message
+    "913-multi-layer-eagle-llama-draft-tokens-assert.log": "error-names-launch-flag",
+    "932-gdn-flashinfer-backend-blackwell-b300.log": "error-names-launch-flag",
+    # the environment variable the message names
+    "160-triton-no-c-compiler-runtime-image.log": "error-names-env-var",
+    "703-cuda-home-not-set-docker.log": "error-names-env-var",
+    "176-pd-decode-kv-transfer-waiting-timeout.log": "error-names-env-var",
+    # an optional feature's frames: custom all-reduce, LoRA, HiCache with a synchronous CUDA error
+    "106-custom-allreduce-capture-invalid-argument.log": "crash-in-optional-feature",
+    "600-lora-spec-cuda-graph-capture-typeerror.log": "crash-in-optional-feature",
+    "910-hicache-pinned-host-alloc-invalid-argument.log": "crash-in-optional-feature",
+    # custom all-reduce's own error texts (the CUDART wrapper, its kernel's CUDA check), without frames
+    "123-custom-allreduce-peer-access-4090-tp2.log": "crash-in-optional-feature",
+    "124-custom-allreduce-peer-access-2xt4-0.1.17.log": "crash-in-optional-feature",
 }
 
 
@@ -52,3 +66,14 @@ def test_generic_rule_names_the_fix_when_the_specific_rule_is_off(name, tmp_path
     outcome = HOLDOUT.run_case(MATCHING, CASES[name], tmp_path)
     assert outcome.left_out, "the specific rule no longer diagnoses it"
     assert outcome.diagnosed and outcome.lead == LEADS[name], outcome
+
+
+def test_generic_rules_leave_one_error_when_the_specific_rule_is_off(tmp_path):
+    # Two generic rules reading the same message must not both stay errors (one follows the other): a
+    # "Not enough memory ... increase --mem-fraction-static" is kv-pool-short's, not also the flag rule's.
+    for name in ("012-not-enough-memory-router-0.1.log", "304-prefill-oom-hybrid-mamba.log"):
+        case = CASES[name]
+        full = HOLDOUT.serious_findings(MATCHING.REAL / name, [], tmp_path)
+        left_out = sorted({f["rule"] for f in full if MATCHING.diagnosed(case, f)})
+        rest = HOLDOUT.serious_findings(MATCHING.REAL / name, left_out, tmp_path)
+        assert [f["rule"] for f in rest if f["severity"] == "error"] == ["kv-pool-short"], rest
