@@ -530,6 +530,12 @@ def _gpu_cc(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("gpu.compute_capability", f"{m['major']}.{m['minor']}", rec.start, overwrite=False)
 
 
+# python -m sglang.check_env: "CUDA_HOME: /usr/local/cuda" (or "None" when no toolkit was found)
+@extractor("CUDA_HOME:", r"^\s*CUDA_HOME: (?P<home>\S+)\s*$")
+def _check_env_cuda_home(ctx: Context, m: re.Match[str], rec: Record) -> None:
+    ctx.set("cuda.home", m["home"], rec.start, overwrite=False)
+
+
 @extractor("total capacity of", r"GPU (?P<idx>\d+) has a total capacity of (?P<total>[0-9.]+) GiB")
 def _oom_capacity(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("gpu.total_memory_gb", round(float(m["total"]) * GIB, 2), rec.start, overwrite=False)
