@@ -57,6 +57,7 @@ class Outcome:
     diagnosed: bool  # another rule still gives an expected fix (root cause first)
     some_finding: bool  # any error/warning finding remains
     lead: str  # the first error/warning rule after leaving out, or '-'
+    errors: int  # error findings after leaving out (more than one: the generic layer disagrees with itself)
 
 
 def is_diagnosed(m: ModuleType, case: dict[str, Any], serious: list[dict[str, Any]]) -> bool:
@@ -73,7 +74,7 @@ def run_case(m: ModuleType, case: dict[str, Any], workdir: Path) -> Outcome:
     left_out = sorted({f["rule"] for f in full if m.diagnosed(case, f)})
     rest = serious_findings(path, left_out, workdir) if left_out else full
     return Outcome(case["file"], left_out, is_diagnosed(m, case, rest), bool(rest),
-                   rest[0]["rule"] if rest else "-")
+                   rest[0]["rule"] if rest else "-", sum(f["severity"] == "error" for f in rest))
 
 
 def main() -> int:
@@ -89,11 +90,14 @@ def main() -> int:
     if args.verbose:
         for o in outcomes:
             state = "DIAG" if o.diagnosed else ("some" if o.some_finding else "NONE")
-            print(f"{state:4}  {o.file:55} left out: {','.join(o.left_out) or '-':45} lead: {o.lead}")
+            many = f"  ({o.errors} errors)" if o.errors > 1 else ""
+            print(f"{state:4}  {o.file:55} left out: {','.join(o.left_out) or '-':45} lead: {o.lead}{many}")
     n = len(outcomes)
     diag = sum(o.diagnosed for o in outcomes)
     some = sum(o.some_finding for o in outcomes)
-    print(f"leave-the-diagnosing-rules-out: {diag}/{n} still diagnosed, {some}/{n} with some error/warning finding")
+    many = sum(o.errors > 1 for o in outcomes)
+    print(f"leave-the-diagnosing-rules-out: {diag}/{n} still diagnosed, {some}/{n} with some error/warning finding, "
+          f"{many} with more than one error")
     return 0
 
 
