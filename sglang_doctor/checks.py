@@ -21,10 +21,18 @@ class CheckHit(NamedTuple):
 
 
 def _command_args(ctx: Context) -> tuple[list, str | None]:
+    """The command's SGLang launch flags: none of a router-only launch; of
+    `sglang_router.launch_server`, those that are not its router flags."""
     cmd = ctx.parsed_command
-    if cmd is None:
+    if cmd is None or not cmd.takes_server_flags:
         return [], None
-    return [a for a in cmd.args if a.flag.startswith("--")], cmd.launcher and " ".join(cmd.launcher)
+    args = [a for a in cmd.args if a.flag.startswith("--")]
+    if cmd.router_launcher is not None and args:
+        from .router_flags import flag_exists, releases
+
+        launcher = cmd.router_launcher
+        args = [a for a in args if not any(flag_exists(a.flag, r, launcher, allow_abbrev=False) for r in releases())]
+    return args, cmd.launcher and " ".join(cmd.launcher)
 
 
 def _release(ctx: Context) -> str | None:

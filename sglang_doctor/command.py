@@ -32,7 +32,10 @@ from enum import Enum
 from typing import Any
 
 __all__ = [
+    "CO_LAUNCH",
     "DEFAULT_ALIASES",
+    "ROUTER",
+    "SERVER",
     "Arg",
     "DockerPart",
     "LaunchCommand",
@@ -41,6 +44,7 @@ __all__ = [
     "parse_command",
     "redact",
     "render",
+    "router_image",
 ]
 
 # Alternative spellings folded onto one canonical flag so rules can ask for one name.
@@ -56,6 +60,12 @@ DEFAULT_ALIASES: dict[str, str] = {
     "--model": "--model-path",
     "--mem-frac": "--mem-fraction-static",
 }
+
+
+# What a launch starts, by its entry point (LaunchCommand.kind):
+SERVER = "server"  # sglang.launch_server / sglang serve: SGLang's launch flags
+ROUTER = "router"  # sglang_router.launch_router / smg launch: the router's flags only
+CO_LAUNCH = "router-server"  # sglang_router.launch_server / smg server: both, router ones `--router-` prefixed
 
 
 # --------------------------------------------------------------------------- data
@@ -124,6 +134,17 @@ class LaunchCommand:
     aliases: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_ALIASES), repr=False, compare=False)
     # unquoted value -> the user's original token text, so untouched words render as typed
     quoting: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    kind: str = SERVER  # SERVER, ROUTER or CO_LAUNCH: which flags the entry point takes
+
+    @property
+    def router_launcher(self) -> str | None:
+        """The router registry's launcher whose flags this command takes, or None (SGLang alone)."""
+        return {ROUTER: "launch_router", CO_LAUNCH: "launch_server"}.get(self.kind)
+
+    @property
+    def takes_server_flags(self) -> bool:
+        """Whether SGLang's launch flags go on this command (not on a router-only launch)."""
+        return self.kind != ROUTER
 
     def canon(self, flag: str) -> str:
         if "=" in flag:
@@ -368,7 +389,16 @@ def _join_raw(toks: list[_Tok]) -> str:
 
 # --------------------------------------------------------------------------- parsing
 
-_SGLANG_MODULES = {"sglang.launch_server", "sglang_router.launch_server"}
+_MODULES = {
+    "sglang.launch_server": SERVER,
+    "sglang_router.launch_server": CO_LAUNCH,
+    "sglang_router.launch_router": ROUTER,
+}
+# `python -m sglang_router launch|server` and the console scripts of sglang-router 0.2.4+
+_ROUTER_SUBCOMMANDS = {"launch": ROUTER, "server": CO_LAUNCH}
+_ROUTER_SCRIPTS = {"smg", "amg", "sglang-router"}
+# Docker images whose entrypoint is the router (the container command is its flags alone).
+_ROUTER_IMAGE_RE = re.compile(r"(?:^|[/_-])(?:sgl|sglang)[-_](?:router|model[-_]gateway)(?::|@|$)", re.I)
 _DOCKER_BINS = {"docker", "podman", "nvidia-docker"}
 _NOT_LAUNCHERS = {"echo", "printf", "cat", "grep", "ps", "pkill", "kill", "which", "type"}
 
@@ -382,21 +412,34 @@ def _pythonish(word: str) -> bool:
     return word.startswith("$") or "python" in _basename(word).lower() or _basename(word) in ("py", "pypy", "pypy3")
 
 
-def _launcher_end(words: list[str]) -> int | None:
-    """Index just past the sglang entry point within words, or None."""
+def _launcher_end(words: list[str]) -> tuple[int, str] | None:
+    """(index just past the sglang or router entry point within words, kind), or None."""
     if not words or _basename(words[0]) in _NOT_LAUNCHERS:
         return None
     for j, w in enumerate(words):
         nxt = words[j + 1] if j + 1 < len(words) else None
-        if w == "-m" and nxt in _SGLANG_MODULES:
+        after = words[j + 2] if j + 2 < len(words) else None
+        if w == "-m" and (nxt in _MODULES or (nxt == "sglang_router" and after in _ROUTER_SUBCOMMANDS)):
             # -m first: the interpreter lives in docker's --entrypoint
             if j == 0 or any(_pythonish(p) for p in words[:j]):
-                return j + 2
+                if nxt == "sglang_router":
+                    return j + 3, _ROUTER_SUBCOMMANDS[str(after)]
+                return j + 2, _MODULES[str(nxt)]
         elif _basename(w) == "sglang" and nxt == "serve":
-            return j + 2
-        elif _basename(w) == "launch_server.py" and any(_pythonish(p) for p in words[:j]):
-            return j + 1
+            return j + 2, SERVER
+        elif _basename(w) in _ROUTER_SCRIPTS and nxt in _ROUTER_SUBCOMMANDS:
+            return j + 2, _ROUTER_SUBCOMMANDS[str(nxt)]
+        elif _basename(w) in ("launch_server.py", "launch_router.py") and any(_pythonish(p) for p in words[:j]):
+            parent = _basename(w.rstrip("/").rsplit("/", 1)[0]) if "/" in w.rstrip("/") else ""
+            if w.endswith("launch_router.py"):
+                return j + 1, ROUTER
+            return j + 1, CO_LAUNCH if parent == "sglang_router" else SERVER
     return None
+
+
+def router_image(image: str) -> bool:
+    """Whether a docker image is one of the router's (its entrypoint is the router)."""
+    return bool(_ROUTER_IMAGE_RE.search(image.split("@", 1)[0]))
 
 
 def _is_option(word: str) -> bool:
@@ -573,9 +616,16 @@ def _parse_simple(toks: list[_Tok], aliases: Mapping[str, str]) -> LaunchCommand
                 return None
             docker = DockerPart(values[i : run_at + 1], opts, values[img])
             start = img + 1
-    end = _launcher_end(values[start:])
-    if end is None:
+    found = _launcher_end(values[start:])
+    if found is None and docker is not None and router_image(docker.image):
+        if start == len(values) or _is_option(values[start]):
+            found = (0, ROUTER)  # the image's entrypoint is the router: its flags follow the image
+    if found is None:
         return None
+    end, kind = found
+    if kind == ROUTER:
+        # SGLang's spellings (--tp, --model) are no router flags: only the caller's own aliases apply
+        aliases = {k: v for k, v in aliases.items() if DEFAULT_ALIASES.get(k) != v}
     return LaunchCommand(
         env_prefix=env,
         docker=docker,
@@ -584,6 +634,7 @@ def _parse_simple(toks: list[_Tok], aliases: Mapping[str, str]) -> LaunchCommand
         redirects=redirects,
         aliases=dict(aliases),
         quoting=quoting,
+        kind=kind,
     )
 
 
@@ -807,10 +858,24 @@ def _set_value(cmd: LaunchCommand, a: Arg, values: list[str]) -> None:
         a.written = cmd.quote(a.value)
 
 
-def _apply_flag(cmd: LaunchCommand, flag: str, action: str, values: list[str] | None) -> bool:
+def _apply_flag(cmd: LaunchCommand, flag: str, action: str, values: list[str] | None, router: bool = False) -> bool:
+    """Edit one flag. ``router``: a router flag (launch_router spelling), else an SGLang launch flag;
+    each goes only on a command whose entry point takes it."""
     if "=" in flag and values is None:
         flag, v = flag.split("=", 1)
         values = [v]
+    if router:
+        launcher = cmd.router_launcher
+        if launcher is None:
+            return False  # an SGLang-only launch: the router runs elsewhere
+        from .router_flags import spell
+
+        spelled = spell(flag, None, launcher)
+        if spelled is None:
+            return False
+        flag = spelled
+    elif not cmd.takes_server_flags:
+        return False  # a router-only launch takes no SGLang launch flag
     flag = cmd.canon(flag)
     hits = [a for a in cmd.args if a.flag == flag]
     if action == "remove":
@@ -820,7 +885,10 @@ def _apply_flag(cmd: LaunchCommand, flag: str, action: str, values: list[str] | 
         if action in ("raise", "lower"):
             return False  # the target value is unknown: nothing sensible to write
         if not hits:
-            from .flags import takes_value
+            if router:
+                from .router_flags import takes_value
+            else:
+                from .flags import takes_value
 
             if action == "set" and takes_value(flag):
                 return False  # a flag that needs a value the fix does not know: not written bare
@@ -910,10 +978,12 @@ def apply_fixes(cmd: LaunchCommand, fixes: list[Any], env_wrapper: bool = False)
     (a compose / Kubernetes command, which no shell reads) instead of a ``NAME=VALUE`` prefix.
 
     A fix is a dict or an object with ``kind``, ``flag``, ``name``, ``action``,
-    ``value`` (enums allowed). ``applied[i]`` is True when the new command embodies
-    fix i (edited, or already satisfied), False when it cannot be expressed in the
-    command: package/system/note fixes, raise/lower without a target value, a
-    docker fix on a command that is not ``docker run``, a fix missing its flag/name.
+    ``value`` (enums allowed), and ``launcher: router`` for a router flag (respelled for a
+    ``sglang_router.launch_server`` command). ``applied[i]`` is True when the new command
+    embodies fix i (edited, or already satisfied), False when it cannot be expressed in the
+    command: package/system/note fixes, raise/lower without a target value, a docker fix on
+    a command that is not ``docker run``, a router flag on an SGLang-only launch or an SGLang
+    flag on a router-only one, a fix missing its flag/name.
     The input is never modified; applying the same fixes twice is a no-op.
     """
     new = copy.deepcopy(cmd)
@@ -926,7 +996,7 @@ def apply_fixes(cmd: LaunchCommand, fixes: list[Any], env_wrapper: bool = False)
         if action not in ("set", "raise", "lower", "add", "remove"):
             ok = False
         elif kind == "flag" and flag:
-            ok = _apply_flag(new, str(flag), action, values)
+            ok = _apply_flag(new, str(flag), action, values, str(_attr(fix, "launcher") or "") == "router")
         elif kind == "docker" and flag:
             ok = _apply_docker(new, str(flag), action, values)
         elif kind == "env" and name:

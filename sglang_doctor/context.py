@@ -206,6 +206,7 @@ class Context:
         if cmd is None:
             return
         self.set("launch.docker", cmd.docker is not None, self.command_line)
+        self.set("launch.kind", cmd.kind, self.command_line)  # server, router or router-server
         from .launch_env import launch_env, set_facts
 
         set_facts(self, launch_env(cmd), self.command_line)
@@ -344,7 +345,14 @@ def _cmd(ctx: Context, m: re.Match[str], rec: Record) -> None:
 
 
 def _launches(cmd: str) -> bool:
-    return "launch_server" in cmd or "sglang serve" in cmd
+    return "launch_server" in cmd or "sglang serve" in cmd or "launch_router" in cmd
+
+
+@extractor("router", r"(?i)\bsglang[-_]router(?:==|-|:\s*|\s+version[:\s]+|\s+)v?(?P<v>\d+\.\d+\.\d+)\b")
+def _router_version(ctx: Context, m: re.Match[str], rec: Record) -> None:
+    # pip's `sglang-router==0.1.4` / `Successfully installed sglang-router-0.1.4`, `pip show`'s
+    # `sglang_router 0.3.2`: the router release its flags are checked against
+    ctx.set("router.version", m["v"], rec.start, overwrite=False)
 
 
 @extractor("sglang", r"(?i)(?:\bsglang(?:==|:\s*|\s+version[:\s]+|-)v?|lmsysorg/sglang:v)(?P<v>\d+\.\d+\.\d+(?:\.post\d+|rc\d+)?)")

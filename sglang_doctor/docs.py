@@ -27,7 +27,9 @@ def _fix_line(rule: Rule, i: int) -> str:
     name = f"<{fx.kind} from the log>" if fx.name and "{" in fx.name else fx.name
     out = FixOut(kind=fx.kind, flag=flag, name=name, action=fx.action, value=value, text=fx.text)
     line = describe_fix(out)
-    if fx.versions:
+    if fx.launcher == "router":  # a router flag: its releases are sglang-router's
+        line += f" (router flag, sglang-router {fx.versions})" if fx.versions else " (router flag)"
+    elif fx.versions:
         line += f" (SGLang {fx.versions})"
     return line
 

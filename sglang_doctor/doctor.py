@@ -210,6 +210,9 @@ def _fill_context(run: Run, options: Options) -> None:
         ctx["command"] = command
     run.report.context = ctx
     _spell_flags(run.report.findings, version)
+    from .router_spelling import spell_router_fixes
+
+    spell_router_fixes(run.report.findings, primary.get("router.version"), command)
     from .startup import startup_summary
 
     run.report.startup = startup_summary(primary)
@@ -226,6 +229,9 @@ def _spell_flags(findings: list[Finding], version: str | None) -> None:
     for f in findings:
         kept = []
         for fix in f.fixes:
+            if fix.launcher == "router":  # a router flag: its releases are sglang-router's (router_spelling)
+                kept.append(fix)
+                continue
             if fix.versions and not in_range(version, fix.versions):
                 continue
             if fix.kind == "flag" and fix.flag and fix.action != "remove":  # a removal names what the user typed

@@ -315,7 +315,12 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
         if not flag.startswith("-"):
             return None
     frm: str | None = None
-    if fix.kind == "flag" and flag:
+    router = fix.kind == "flag" and fix.launcher == "router"
+    if router and flag:
+        cur = _router_value(flag, ctx)
+        if cur is not None and not isinstance(cur, (dict, list)):
+            frm = str(cur)
+    elif fix.kind == "flag" and flag:
         cur = ctx.server_args.get(_field_of(flag), ctx.launch_args.get(_field_of(flag)))
         if cur is not None and not isinstance(cur, (dict, list)):
             frm = str(cur)
@@ -338,8 +343,19 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
             old = ctx.server_args.get(_field_of(replaces), ctx.launch_args.get(_field_of(replaces)))
             if value is None and old is not None and not isinstance(old, (bool, dict, list)):
                 value = str(old)  # a rename keeps the user's value
-    return FixOut(kind=fix.kind, flag=flag, name=name, action=fix.action,
-                  value=value, text=text, replaces=replaces, versions=fix.versions, from_=frm)
+    return FixOut(kind=fix.kind, flag=flag, name=name, action=fix.action, value=value, text=text,
+                  replaces=replaces, versions=fix.versions, from_=frm, launcher="router" if router else None)
+
+
+def _router_value(flag: str, ctx: Context) -> Any:
+    """A router flag's value in the launch command, as launch_router or launch_server spells it."""
+    cur = ctx.launch_args.get(_field_of(flag))
+    if cur is None:
+        from .router_flags import spell
+
+        prefixed = spell(flag, None, "launch_server")
+        cur = ctx.launch_args.get(_field_of(prefixed)) if prefixed and prefixed != flag else None
+    return cur
 
 
 def _env_done(action: str, value: str | None, current: str | None, is_set: Any) -> bool:

@@ -50,7 +50,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterator, NamedTuple, Sequence
 
 __all__ = [
     "FlagSpec",
@@ -231,23 +231,27 @@ def _releases() -> tuple[str, ...]:
 
 
 def _pick_release(release: str | None) -> str:
-    """Registry release for ``release``: exact, else the newest one not after it.
+    return pick_release(_releases(), release, "SGLang")
+
+
+def pick_release(known: Sequence[str], release: str | None, what: str) -> str:
+    """Release of ``known`` (oldest -> newest) for ``release``: exact, else the newest one not after it.
 
     ``None`` means the newest release; a later, not-yet-recorded version (a new
-    post release, say) maps to the newest recorded release before it.
+    post release, say) maps to the newest recorded release before it. Shared with the
+    router's registry (``what`` names the product in the error).
     """
-    known = releases()
     if release is None:
         return known[-1]
     rel = release.strip().lstrip("v")
-    if rel in _data()["release_specs"]:
+    if rel in known:
         return rel
     key = version_key(rel)
     if key[0] != (-1,):
         older = [r for r in known if version_key(r) <= key]
         if older:
             return older[-1]
-    raise KeyError(f"unknown SGLang release {release!r} (registry starts at {known[0]})")
+    raise KeyError(f"unknown {what} release {release!r} (registry starts at {known[0]})")
 
 
 def known_release(release: str) -> bool:
@@ -371,7 +375,11 @@ def _releases_in_range(spec: str) -> tuple[str, ...]:
     Ordering is ``version_key``'s, so ``0.5.5.post1`` is *after* ``0.5.5``:
     "-0.5.5" excludes it, "0.5.5.*" or "<0.5.6" includes it.
     """
-    known = releases()
+    return filter_range(releases(), spec)
+
+
+def filter_range(known: Sequence[str], spec: str) -> tuple[str, ...]:
+    """The releases of ``known`` matching a range ``spec`` (see ``releases_in_range``)."""
     spec = spec.strip()
     if spec in ("", "*"):
         return tuple(known)

@@ -381,6 +381,9 @@ def _flag_problems(rule: Rule) -> list[tuple[int, str]]:
     for i, fix in enumerate(rule.fixes):
         if fix.kind != "flag" or not fix.flag or "{" in fix.flag:
             continue
+        if fix.launcher == "router":
+            out.extend((i, msg) for msg in router_flag_problems(fix.flag, fix.versions))
+            continue
         span = flags.releases_in_range(fix.versions) if fix.versions else releases
         missing = [r for r in span if r in releases and spell(fix.flag, r) is None]
         if missing:
@@ -388,6 +391,28 @@ def _flag_problems(rule: Rule) -> list[tuple[int, str]]:
             out.append((i, f"fix flag {fix.flag} does not exist in {where} ({len(missing)} of the "
                            f"rule's releases); narrow the fix with 'versions:' or the rule's range"))
     return out
+
+
+def router_flag_problems(flag: str, versions: str | None) -> list[str]:
+    """Why a router flag fix is wrong: its sglang-router releases (all, without `versions`) must
+    all have the flag, as `sglang_router.launch_router` spells it."""
+    from . import router_flags
+
+    try:
+        span = router_flags.releases_in_range(versions or "*")
+    except ValueError as exc:
+        return [f"router fix versions {versions!r}: {exc}"]
+    if not span:
+        return [f"router fix versions {versions!r} matches no known sglang-router release"]
+    missing = [r for r in span if not router_flags.flag_exists(flag, r, allow_abbrev=False)]
+    if not missing:
+        return []
+    have = router_flags.releases_with(flag)
+    if not have:
+        return [f"router fix flag {flag} is no sglang_router.launch_router flag of any sglang-router release"]
+    where = f"{missing[0]}..{missing[-1]}" if len(missing) > 1 else missing[0]
+    return [f"router fix flag {flag} does not exist in sglang-router {where} ({len(missing)} of {len(span)} "
+            f"releases; it is in {have[0]}..{have[-1]}); narrow the fix with 'versions:'"]
 
 
 # --- one rule ----------------------------------------------------------------------------------

@@ -55,6 +55,7 @@ class FixOut:
     text: str | None = None
     replaces: str | None = None  # a renamed flag: the old spelling this fix removes
     versions: str | None = None  # internal (not in the JSON): releases the fix applies to
+    launcher: str | None = None  # internal: "router" for a router flag (None: an SGLang launch flag)
 
 
 @dataclass
@@ -124,7 +125,7 @@ class Report:
 
 _JSON_NAME = {"from_": "from", "schema_": "schema"}  # Python-safe field name -> JSON key
 _FIELD_NAME = {v: k for k, v in _JSON_NAME.items()}
-_INTERNAL = {(FixOut, "versions")}
+_INTERNAL = {(FixOut, "versions"), (FixOut, "launcher")}
 # Fields holding contract objects, by class: how from_json rebuilds them.
 _NESTED: dict[type, dict[str, type]] = {
     Report: {"tool": ToolInfo, "inputs": InputInfo, "findings": Finding},

@@ -29,6 +29,10 @@ Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 FixKind = Literal["flag", "env", "docker", "package", "system", "note"]
 FixAction = Literal["set", "raise", "lower", "add", "remove"]
+# Whose command line a `flag` fix's flag belongs to: SGLang's launch flags (data/flags.json,
+# `versions` in SGLang releases) or the SGLang router's (data/router-flags.json, named as
+# sglang_router.launch_router spells it, `versions` in sglang-router releases).
+FixLauncher = Literal["server", "router"]
 SYSTEM_PARTS = ("nvidia-driver", "cuda-toolkit", "rocm", "gpu")
 MAX_RULE_FILE_BYTES = 256 * 1024
 RULE_ID = r"^[a-z0-9][a-z0-9-]{2,63}$"
@@ -167,10 +171,14 @@ class Fix:
     replaces: str | None = None
     when: list[Condition] = field(default_factory=list)
     # Releases this fix applies to, when narrower than the rule's (a flag added later);
-    # dropped for a log whose release is known and outside this range.
+    # dropped for a log whose release is known and outside this range. For a router flag,
+    # sglang-router releases.
     versions: str | None = None
+    launcher: FixLauncher = "server"
 
     def __post_init__(self) -> None:
+        if self.launcher != "server" and self.kind != "flag":
+            raise ValueError("'launcher' is for flag fixes only")
         if self.kind in ("flag", "docker") and not (self.flag and (self.flag.startswith("-") or self.flag.startswith("{"))):
             # A template such as "{bad_flag}" names a flag captured from the log.
             raise ValueError(f"a {self.kind} fix needs 'flag' starting with '-' (or a {{capture}} template)")

@@ -78,17 +78,17 @@ def version_key(v: str) -> tuple:
     return (nums, pre_rank, int(m.group(3) or 0), int(m.group(4) or -1) + 1)
 
 
-def pip_available_versions(pip: list[str]) -> list[str]:
-    """All sglang versions on the index, including pre-releases."""
+def pip_available_versions(pip: list[str], dist: str = "sglang") -> list[str]:
+    """All versions of ``dist`` on the index, including pre-releases."""
     out = subprocess.run(
-        pip + ["index", "versions", "sglang", "--pre"],
+        pip + ["index", "versions", dist, "--pre"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
     m = re.search(r"Available versions:\s*(.+)", out)
     if not m:
-        raise SystemExit("could not parse `pip index versions sglang` output")
+        raise SystemExit(f"could not parse `pip index versions {dist}` output")
     return [v.strip() for v in m.group(1).split(",") if v.strip()]
 
 
@@ -112,17 +112,18 @@ def select_releases(available: list[str], first: str) -> list[str]:
     return sorted(picked, key=version_key)
 
 
-def find_cached(cache: Path, version: str) -> Path | None:
-    for pattern in (f"sglang-{version}-*.whl", f"sglang-{version}.tar.gz"):
+def find_cached(cache: Path, version: str, dist: str = "sglang") -> Path | None:
+    stem = dist.replace("-", "_")  # wheel and sdist names spell the distribution with underscores
+    for pattern in (f"{stem}-{version}-*.whl", f"{stem}-{version}.tar.gz", f"{dist}-{version}.tar.gz"):
         hits = sorted(cache.glob(pattern))
         if hits:
             return hits[0]
     return None
 
 
-def download(pip: list[str], cache: Path, version: str) -> tuple[Path | None, str]:
-    """Fetch one release into the cache; returns (path, note)."""
-    hit = find_cached(cache, version)
+def download(pip: list[str], cache: Path, version: str, dist: str = "sglang") -> tuple[Path | None, str]:
+    """Fetch one release of ``dist`` into the cache; returns (path, note)."""
+    hit = find_cached(cache, version, dist)
     if hit:
         return hit, ""
     attempts = [
@@ -133,11 +134,11 @@ def download(pip: list[str], cache: Path, version: str) -> tuple[Path | None, st
     errors = []
     for extra in attempts:
         proc = subprocess.run(
-            pip + ["download", "--no-deps", f"sglang=={version}", "-d", str(cache), "-q"] + extra,
+            pip + ["download", "--no-deps", f"{dist}=={version}", "-d", str(cache), "-q"] + extra,
             capture_output=True,
             text=True,
         )
-        hit = find_cached(cache, version)
+        hit = find_cached(cache, version, dist)
         if hit:
             return hit, "" if not extra else f"downloaded with {' '.join(extra)}"
         errors.append(proc.stderr.strip().splitlines()[-1:] or ["?"])
@@ -147,18 +148,18 @@ def download(pip: list[str], cache: Path, version: str) -> tuple[Path | None, st
 class Archive:
     """Read-only access to the .py files of a wheel or sdist, keyed by package path."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, package: str = "sglang") -> None:
         self.files: dict[str, bytes] = {}
         if path.suffix == ".whl":
             with zipfile.ZipFile(path) as zf:
                 for name in zf.namelist():
-                    if name.startswith("sglang/") and name.endswith(".py"):
+                    if name.startswith(package + "/") and name.endswith(".py"):
                         self.files[name] = zf.read(name)
         else:
             with tarfile.open(path) as tf:
                 for member in tf.getmembers():
                     # sdists nest the package under sglang-X/ (and sometimes python/).
-                    m = re.search(r"(?:^|/)(sglang/.+\.py)$", member.name)
+                    m = re.search(rf"(?:^|/)({re.escape(package)}/.+\.py)$", member.name)
                     if m and member.isfile() and m.group(1) not in self.files:
                         f = tf.extractfile(member)
                         if f:
