@@ -871,9 +871,9 @@ def _apply_flag(cmd: LaunchCommand, flag: str, action: str, values: list[str] | 
         from .router_flags import spell
 
         spelled = spell(flag, None, launcher)
-        if spelled is None:
+        if spelled is None and action != "remove":  # (a removal takes the flag as the user typed it)
             return False
-        flag = spelled
+        flag = spelled or flag
     elif not cmd.takes_server_flags:
         return False  # a router-only launch takes no SGLang launch flag
     flag = cmd.canon(flag)

@@ -269,7 +269,7 @@ def corrected_command(command: str | None, findings: list[Finding], ctx: Any, en
                 continue
             taken.add(key)
             if fix.kind == "flag" and fix.replaces:
-                chosen.append(FixOut(kind="flag", flag=fix.replaces, action="remove"))
+                chosen.append(FixOut(kind="flag", flag=fix.replaces, action="remove", launcher=fix.launcher))
             chosen.append(fix)
     if not chosen:
         return None

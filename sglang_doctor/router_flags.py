@@ -42,6 +42,7 @@ __all__ = [
     "flag_exists",
     "flags_for",
     "known_release",
+    "nearest",
     "registry_release",
     "releases",
     "releases_in_range",
@@ -49,6 +50,7 @@ __all__ = [
     "resolve",
     "spell",
     "takes_value",
+    "version_key",
 ]
 
 LAUNCHERS = ("launch_router", "launch_server")
@@ -195,6 +197,35 @@ def takes_value(flag: str) -> bool | None:
     """Whether ``flag`` takes a value, in the newest release naming it (None: no release has it)."""
     spec = _all_options().get(flag.split("=", 1)[0])
     return None if spec is None else spec.takes_value
+
+
+def nearest(flag: str, release: str | None, launcher: str = DEFAULT_LAUNCHER) -> str | None:
+    """Long name of the router flag ``flag`` most likely meant, for ``launcher``, or None.
+
+    An accepted flag gives itself (its long name); ``--policy_x`` underscores are tried next,
+    then the closest option string by ``difflib`` similarity (cutoff 0.75). With the release
+    unknown (None) every release's options count.
+    """
+    opt = "--" + flag.strip().split("=", 1)[0].lstrip("-")
+    pairs = _data()["server_spelling"]
+    # the other launcher's spelling of the same flag (--router-policy on launch_router, and back)
+    other = pairs.get(opt) if launcher == "launch_server" else next((k for k, v in pairs.items() if v == opt), None)
+    for cand in (opt, opt.replace("_", "-"), *([other] if other else [])):
+        found = resolve(cand, release, launcher, allow_abbrev=False) if release else None
+        if found is None and release is None and any(cand in _table(r, launcher) for r in _releases()):
+            return next(_table(r, launcher)[cand].name for r in reversed(_releases()) if cand in _table(r, launcher))
+        if found is not None:
+            return found.name
+    if release is not None:
+        strings = flags_for(release, launcher).option_strings()
+    else:
+        strings = {}
+        for r in _releases():
+            strings.update(_table(r, launcher).option_strings())
+    import difflib
+
+    match = difflib.get_close_matches(opt.replace("_", "-"), list(strings), n=1, cutoff=0.75)
+    return strings[match[0]] if match else None
 
 
 def spell(flag: str, release: str | None, launcher: str) -> str | None:

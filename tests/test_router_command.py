@@ -139,3 +139,17 @@ def test_router_flags_are_not_reported_as_unknown_launch_flags(tmp_path) -> None
         assert "SGD990" not in codes, cmd
     typo = "python3 -m sglang_router.launch_server --model-path /m --mem-fraction-statc 0.8"
     assert "SGD990" in [f["code"] for f in _report(tmp_path, healthy, "--cmd", typo)["findings"]]
+    router_typo = "python3 -m sglang_router.launch_server --model-path /m --router-polcy round_robin"
+    codes = [f["code"] for f in _report(tmp_path, healthy, "--cmd", router_typo)["findings"]]
+    assert "SGD704" in codes and "SGD990" not in codes
+
+
+def test_router_flag_check_follows_the_stated_release(tmp_path) -> None:
+    cmd = "python -m sglang_router.launch_router --worker-urls http://a:1 --worker-startup-timeout-secs 900"
+    old = _report(tmp_path, "pip install sglang-router==0.1.2\n", "--cmd", cmd)
+    (hit,) = [f for f in old["findings"] if f["code"] == "SGD704"]
+    assert hit["captures"]["release"] == "0.1.2" and hit["captures"]["stated"] == "yes"
+    assert hit["fixes"][0] == {"kind": "package", "name": "sglang-router", "action": "raise", "value": ">=0.1.3",
+                               "text": "the release that added --worker-startup-timeout-secs"}
+    assert not [f for f in _report(tmp_path, "pip install sglang-router==0.1.3\n", "--cmd", cmd)["findings"]
+                if f["code"] == "SGD704"]

@@ -77,6 +77,15 @@ def test_spell_for_launcher_and_release() -> None:
     assert R.spell(flag, "0.9.0", "launch_router") == flag  # a later release answers as the newest known
 
 
+def test_nearest() -> None:
+    assert R.nearest("--polcy", "0.3.2") == "--policy"
+    assert R.nearest("--worker_startup_timeout_secs", None) == "--worker-startup-timeout-secs"
+    assert R.nearest("--router-policy", None, "launch_router") == "--policy"  # the other launcher's spelling
+    assert R.nearest("--policy", None, "launch_server") == "--router-policy"
+    assert R.nearest("--cache-routing-prob", None) == "--cache-routing-prob"  # 0.0.5-0.0.7 had it
+    assert R.nearest("--zzz", "0.3.2") is None
+
+
 def test_resolve_abbreviation_and_unknown_release() -> None:
     spec = R.resolve("--worker-startup-timeout=600", "0.3.2")
     assert spec is not None and spec.name == "--worker-startup-timeout-secs"
