@@ -1,9 +1,12 @@
 """Parse a user's SGLang launch command, apply suggested fixes, render it back.
 
 Accepted forms: ``python3 -m sglang.launch_server ...``, ``sglang serve ...``,
-``python path/to/sglang/launch_server.py ...``, any of those behind ``VAR=value``
-prefixes or inside ``docker run [options] IMAGE ...``, written over several lines
-with ``\\`` continuations, comments and quotes. ``extract_command`` pulls the
+``python path/to/sglang/launch_server.py ...``, the SGLang router's
+``python -m sglang_router.launch_router ...`` / ``launch_server ...`` (also ``python -m
+sglang_router launch|server``, ``smg launch|server``, a router image's entrypoint), any of
+those behind ``VAR=value`` prefixes or inside ``docker run [options] IMAGE ...``, written
+over several lines with ``\\`` continuations, comments and quotes. ``LaunchCommand.kind``
+says which flags the entry point takes (SGLang's, the router's, or both). ``extract_command`` pulls the
 launch out of a shell script or a docker-compose / Kubernetes YAML file.
 
 Tokenising follows POSIX shell (``shlex`` posix) quoting rules, but with a small
@@ -397,6 +400,7 @@ _MODULES = {
 # `python -m sglang_router launch|server` and the console scripts of sglang-router 0.2.4+
 _ROUTER_SUBCOMMANDS = {"launch": ROUTER, "server": CO_LAUNCH}
 _ROUTER_SCRIPTS = {"smg", "amg", "sglang-router"}
+_ROUTER_SCRIPT_RE = re.compile(r"\b(?:smg|amg)\s+(?:launch|server)\b")  # (sglang-router says "sglang")
 # Docker images whose entrypoint is the router (the container command is its flags alone).
 _ROUTER_IMAGE_RE = re.compile(r"(?:^|[/_-])(?:sgl|sglang)[-_](?:router|model[-_]gateway)(?::|@|$)", re.I)
 _DOCKER_BINS = {"docker", "podman", "nvidia-docker"}
@@ -430,11 +434,16 @@ def _launcher_end(words: list[str]) -> tuple[int, str] | None:
         elif _basename(w) in _ROUTER_SCRIPTS and nxt in _ROUTER_SUBCOMMANDS:
             return j + 2, _ROUTER_SUBCOMMANDS[str(nxt)]
         elif _basename(w) in ("launch_server.py", "launch_router.py") and any(_pythonish(p) for p in words[:j]):
-            parent = _basename(w.rstrip("/").rsplit("/", 1)[0]) if "/" in w.rstrip("/") else ""
-            if w.endswith("launch_router.py"):
-                return j + 1, ROUTER
-            return j + 1, CO_LAUNCH if parent == "sglang_router" else SERVER
+            return j + 1, _script_kind(w)
     return None
+
+
+def _script_kind(path: str) -> str:
+    """What a launcher script run by path starts: sglang_router/launch_server.py is the co-launch."""
+    if _basename(path) == "launch_router.py":
+        return ROUTER
+    parts = path.rstrip("/").split("/")
+    return CO_LAUNCH if len(parts) > 1 and parts[-2] == "sglang_router" else SERVER
 
 
 def router_image(image: str) -> bool:
@@ -666,7 +675,7 @@ def _find_launch(text: str, aliases: Mapping[str, str], depth: int = 0) -> tuple
         return None
     for s in simples:
         for a, b in zip(s, s[1:]):
-            if a.value == "-c" and b.kind == "word" and "sglang" in b.value:
+            if a.value == "-c" and b.kind == "word" and ("sglang" in b.value or _ROUTER_SCRIPT_RE.search(b.value)):
                 found = _find_launch(b.value, aliases, depth + 1)
                 if found:
                     return found

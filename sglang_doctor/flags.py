@@ -39,6 +39,10 @@ with ``ast``; sglang is never imported).  It is compact JSON with these keys:
 ``release_specs`` ``{release: [start, length, start, length, ...]}`` -- the
                   spec indices of that release as runs of consecutive integers.
 
+The SGLang router's flags (the ``sglang-router`` package) have their own registry,
+``router_flags.py`` / ``data/router-flags.json``, which reuses ``FlagSpec``, ``FlagTable``,
+``pick_release`` and ``filter_range`` from here.
+
 Public API: ``releases``, ``version_key``, ``flags_for``, ``resolve``,
 ``flag_exists``, ``nearest``, ``releases_in_range``, ``releases_with``,
 ``serve_flags`` and the ``FlagSpec`` record.

@@ -153,3 +153,15 @@ def test_router_flag_check_follows_the_stated_release(tmp_path) -> None:
                                "text": "the release that added --worker-startup-timeout-secs"}
     assert not [f for f in _report(tmp_path, "pip install sglang-router==0.1.3\n", "--cmd", cmd)["findings"]
                 if f["code"] == "SGD704"]
+
+
+def test_current_value_is_read_in_either_spelling(tmp_path) -> None:
+    log = ROUTER_LOG.replace("300s", "600s")
+    for cmd, flag in (("python3 -m sglang_router.launch_server --model-path /m --router-worker-startup-timeout-secs 600",
+                       "--router-worker-startup-timeout-secs"),
+                      ("python -m sglang_router.launch_router --worker-urls http://a:1 --worker-startup-timeout-secs 600",
+                       "--worker-startup-timeout-secs")):
+        data = _report(tmp_path, log, "--cmd", cmd)
+        fix = data["findings"][0]["fixes"][0]
+        assert (fix["flag"], fix["from"], fix["value"]) == (flag, "600", "2400")
+        assert data["corrected_command"] == cmd.replace(" 600", " 2400")

@@ -24,6 +24,8 @@ Usage::
 
 Wheels are cached in --cache (default /tmp/sglang-flag-wheels), outside the
 repo.  The output format is documented at the top of ``sglang_doctor/flags.py``.
+The router's flags (``sglang-router`` wheels) are read by the sibling
+``tools/extract_router_flags.py``, which reuses this module's reader.
 """
 
 from __future__ import annotations
