@@ -222,7 +222,7 @@ def _fill_context(run: Run, options: Options) -> None:
 
 def _spell_flags(findings: list[Finding], version: str | None) -> None:
     """Name each flag fix the way the log's SGLang release spells it; drop flags it lacks."""
-    from .spelling import in_range, spell_for
+    from .spelling import in_range, spell_for, value_for
 
     if not version:
         return
@@ -238,6 +238,10 @@ def _spell_flags(findings: list[Finding], version: str | None) -> None:
                 spelled = spell_for(fix.flag, version)
                 if spelled is None:
                     continue
+                if spelled != fix.flag and fix.value is None:  # a switch renamed into a flag's value
+                    fix.value = value_for(fix.flag, spelled)
+                    if fix.value is not None and fix.action == "add":
+                        fix.action = "set"
                 fix.flag = spelled
             kept.append(fix)
         f.fixes = kept

@@ -16,14 +16,49 @@ from . import flags
 @lru_cache(maxsize=1)
 def _renames() -> dict[str, str]:
     """old name -> new name, from every release's deprecation records."""
-    out: dict[str, str] = {}
+    return {old: new for old, (new, _) in _rename_records().items()}
+
+
+@lru_cache(maxsize=1)
+def _rename_records() -> dict[str, tuple[str, str | None]]:
+    """old name -> (new name, the value the new name takes for it, if the record gives one).
+
+    A switch renamed into a value of a new flag (`--disable-piecewise-cuda-graph` ->
+    `--cuda-graph-backend-prefill=disabled`) keeps its meaning only with that value.
+    """
+    out: dict[str, tuple[str, str | None]] = {}
     for rel in flags.releases():
         table = flags.flags_for(rel)
         for name in list(table):
             spec = table[name]
             if spec.deprecated and spec.replacement and spec.replacement != spec.name:
-                out.setdefault(spec.name, spec.replacement)
+                out.setdefault(spec.name, (spec.replacement, _hint_value(spec.hint, spec.replacement)))
     return out
+
+
+def _hint_value(hint: str | None, flag: str) -> str | None:
+    """'--new=value' / '--new value' -> 'value' when the hint names `flag`."""
+    if not hint or not hint.startswith(flag):
+        return None
+    rest = hint[len(flag):]
+    value = rest[1:] if rest[:1] in ("=", " ") else ""
+    return value.strip() or None
+
+
+def value_for(flag: str, spelled: str) -> str | None:
+    """The value `spelled` (a respelling of the switch `flag`) needs to mean what `flag` meant."""
+    records = _rename_records()
+    seen = {flag}
+    cur = flag
+    while cur in records:
+        new, value = records[cur]
+        if new == spelled:
+            return value
+        if new in seen:  # a loop in the records
+            return None
+        seen.add(new)
+        cur = new
+    return None
 
 
 def releases_of(version: str | None) -> list[str]:

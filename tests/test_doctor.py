@@ -78,3 +78,23 @@ def test_command_rebuilt_from_server_args_when_none_given(rules, demo_dir):
     assert cmd.startswith("python3 -m sglang.launch_server --model-path /models/Qwen3.6-27B-AWQ-INT4")
     assert "--mem-fraction-static 0.92" in cmd and "--dtype bfloat16" in cmd
     assert "--tp-size" not in cmd  # equal to the release default: left out
+
+
+def test_a_switch_renamed_into_a_flag_value_keeps_its_meaning():
+    """--disable-piecewise-cuda-graph became --cuda-graph-backend-prefill=disabled: on a release
+    that only has the new flag, the fix must carry the value, not a bare flag."""
+    from sglang_doctor.doctor import _spell_flags
+    from sglang_doctor.model import Finding, FixOut
+
+    def finding() -> Finding:
+        return Finding(rule="r", code="SGD1", title="t", severity="error", explanation="e",
+                       fixes=[FixOut(kind="flag", flag="--disable-piecewise-cuda-graph", action="add"),
+                              FixOut(kind="flag", flag="--cuda-graph-max-bs", action="lower")])
+
+    old, new = finding(), finding()
+    _spell_flags([old], "0.5.14")  # the old switch still works there
+    _spell_flags([new], "0.5.20-0.5.23")
+    assert (old.fixes[0].flag, old.fixes[0].value) == ("--disable-piecewise-cuda-graph", None)
+    first, second = new.fixes
+    assert (first.flag, first.action, first.value) == ("--cuda-graph-backend-prefill", "set", "disabled")
+    assert (second.flag, second.value) == ("--cuda-graph-max-bs-decode", None)  # a like-for-like rename
