@@ -17,7 +17,7 @@ import re
 from .records import Record
 
 GIB = 1024**3 / 1e9  # GiB -> GB factor
-_BARE_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception)(?::|\()")
+_BARE_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)|Exception)(?::|\()")
 
 
 class Fact(NamedTuple):

@@ -143,11 +143,16 @@ def _evidence_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
         if idx < len(rec.lines):
             ln = rec.lines[idx]
             return ln.number, (rec.message if idx == 0 and rec.kind == "line" else ln.text)
-    # Exception lines come after the frames (whose source lines may quote the same text).
-    lines = reversed(rec.lines) if target is not rec.text and rec.exceptions and target.startswith(rec.exceptions[0][:40]) else rec.lines
-    for ln in lines:
-        if snippet and snippet[:60] in ln.text:
-            return ln.number, ln.text
+    # Exception lines come after the frames (whose source lines may quote the same text). A frame is
+    # looked for as rules read it (rec.read: a frame pasted without its line number reads `line 0`)
+    # and quoted as the log has it.
+    read = rec.read if rec.read is not None and len(rec.read) == len(rec.lines) else [ln.text for ln in rec.lines]
+    order: Iterable[int] = range(len(rec.lines))
+    if target is not rec.text and rec.exceptions and target.startswith(rec.exceptions[0][:40]):
+        order = reversed(order)
+    for i in order:
+        if snippet and snippet[:60] in read[i]:
+            return rec.lines[i].number, rec.lines[i].text
     return rec.start, rec.lines[0].text
 
 

@@ -54,6 +54,18 @@ def _launch_flag(field: str) -> str:
     return flag
 
 
+def _optional_import(name: str) -> str:
+    from .optional_imports import optional_import  # (lazy: its data is read only by a rule that asks)
+
+    return optional_import(name)
+
+
+def _imported_from(name: str) -> str:
+    from .optional_imports import imported_from
+
+    return imported_from(name)
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": min,
     "max": max,
@@ -75,6 +87,12 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     # launch_flag(field): the launch flag of a ServerArgs field name quoted in a message
     # (`attention_backend` -> `--attention-backend`, data/flags.json); not a flag of any release -> unknown.
     "launch_flag": _launch_flag,
+    # optional_import(name): the package (top-level import name) SGLang imports `name` from inside
+    # try/except ImportError, so that a failed import leaves it undefined (a NameError's name);
+    # imported_from(name): the package it imports `name` from other than unconditionally (a cut
+    # "cannot import name 'X'"). data/optional-imports.json; not in it -> unknown.
+    "optional_import": _optional_import,
+    "imported_from": _imported_from,
 }
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {

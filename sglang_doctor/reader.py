@@ -29,8 +29,10 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufeff]")  # + stray BOMs
 
 # docker logs --timestamps: RFC3339 with nanoseconds, e.g. 2025-01-02T03:04:05.123456789Z; the
 # Kubernetes CRI log files (/var/log/pods, containerd) add the stream and a partial/full tag:
-# "2025-07-25T07:53:08.21748708+08:00 stdout F ".
-_DOCKER_TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) (?:(?:stdout|stderr) [FP] )?")
+# "2025-07-25T07:53:08.21748708+08:00 stdout F "; a cloud log viewer's export puts the entry's
+# severity first: "ERROR 2025-04-05T00:01:19.509514570Z ".
+_DOCKER_TS = re.compile(r"^(?:(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) )?"
+                        r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) (?:(?:stdout|stderr) [FP] )?")
 # docker compose: "sglang-1  | " / "sglang_1 | "
 _COMPOSE = re.compile(r"^[\w.-]{1,64}\s+\| ")
 # kubectl logs --prefix: "[pod/name/container] "
@@ -61,6 +63,13 @@ class InputError(Exception):
 _MD_DUNDER = re.compile(r"(?<=, in )\*\*(\w+)\*\*|\*\*(\w+)\*\*(?=\.py\b)")
 
 
+# The furniture of a log pasted into an issue, around or inside it: Markdown code fences and the HTML of
+# a collapsed section. Such a line reads as a blank line: a fence the paste put between two parts of
+# a traceback is not its exception line.
+_FURNITURE = re.compile(r"(?:`{3,}|~{3,})[\w+.-]*|</?(?:details|pre|code)>|<summary>.{0,200}</summary>|</?summary>",
+                        re.IGNORECASE)
+
+
 def _md_dunder(m: re.Match[str]) -> str:
     return f"__{m[1] or m[2]}__"
 
@@ -83,6 +92,11 @@ def clean(text: str) -> str:
         if not m:
             break
         text = text[m.end():]
+    head = text[:1]
+    if head == " ":  # (a fence indented under a list item)
+        head = text.lstrip()[:1]
+    if head and head in "`~<" and _FURNITURE.fullmatch(text.strip()):
+        return ""
     return text
 
 

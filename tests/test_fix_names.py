@@ -63,6 +63,21 @@ def test_pypi_map_is_import_name_to_distribution():
     assert all("-" not in k and " " not in v for k, v in m.items())
 
 
+def test_pypi_map_reads_as_yaml_reads_it_without_importing_yaml():
+    import subprocess
+    import sys
+
+    import yaml
+
+    from sglang_doctor.pypi_names import _DATA, parse
+
+    assert pypi_map() == yaml.safe_load(_DATA.read_text(encoding="utf-8"))
+    with pytest.raises(ValueError, match=":3: "):
+        parse("# c\na: b  # note\nnot an entry\n")
+    code = "import sys; from sglang_doctor.pypi_names import distribution; distribution('torch'); print('yaml' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
 def test_pypi_stays_a_safe_call():
     from sglang_doctor.expr import ExpressionError
 

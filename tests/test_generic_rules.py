@@ -58,6 +58,19 @@ LEADS = {
     # custom all-reduce's own error texts (the CUDART wrapper, its kernel's CUDA check), without frames
     "123-custom-allreduce-peer-access-4090-tp2.log": "crash-in-optional-feature",
     "124-custom-allreduce-peer-access-2xt4-0.1.17.log": "crash-in-optional-feature",
+    # read as the log was pasted: a frame without its line number; an exception line with the
+    # kernel location under it (one record)
+    "302-pdmux-unsupported-compute-capability.log": "crash-in-optional-feature",
+    "402-custom-allreduce-ipc-meta-h20.log": "crash-in-optional-feature",
+    # a name SGLang imports from an optional package (data/optional-imports.json): a NameError is the
+    # package missing, a cut "cannot import name 'X'" the package without that name
+    "308-gptq-check-marlin-supported-undefined.log": "python-module-not-found",
+    "936-sgl-kernel-per-token-group-quant-fp8-import.log": "dependency-api-mismatch",
+    # an exception line pasted indented under its frames; faulthandler's stacks read as frames
+    "930-step35-fp8-block-quant-tp4.log": "tp-split-not-divisible",
+    "034-xgrammar-recursion-abort.log": "crash-in-optional-feature",
+    # a bare `Exception: Capture cuda graph failed: Runtime check failed at …/custom_all_reduce.cuh:37`
+    "073-custom-allreduce-v2-memory-saver-capture.log": "crash-in-optional-feature",
 }
 
 
@@ -77,3 +90,11 @@ def test_generic_rules_leave_one_error_when_the_specific_rule_is_off(tmp_path):
         left_out = sorted({f["rule"] for f in full if MATCHING.diagnosed(case, f)})
         rest = HOLDOUT.serious_findings(MATCHING.REAL / name, left_out, tmp_path)
         assert [f["rule"] for f in rest if f["severity"] == "error"] == ["kv-pool-short"], rest
+
+
+def test_evidence_quotes_a_frame_as_the_log_has_it(tmp_path):
+    # Rules read 302's frame as `…pdmux_context.py", line 0, in get_arch_constraints`; the report quotes the log.
+    name = "302-pdmux-unsupported-compute-capability.log"
+    serious = HOLDOUT.serious_findings(MATCHING.REAL / name, ["pdmux-unsupported-gpu"], tmp_path)
+    evidence = serious[0]["evidence"][0]
+    assert evidence["line"] == 2 and evidence["text"].endswith('pdmux_context.py", in get_arch_constraints')

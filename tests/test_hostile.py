@@ -130,6 +130,20 @@ TB_PARTS = [
     "[2026-05-02 09:14:40 TP1] Scheduler hit an exception: Traceback (most recent call last):",
     "    ...",
     "",
+    # the shapes pasted logs add: a frame without its line number, rank tags, faulthandler's report,
+    # threading's head, the recursion marker, an exception's continuation, a gap marker
+    '  File "/x/sglang/srt/multiplex/pdmux_context.py", in get_arch_constraints',
+    '[rank0]:   File "/x/a.py", line 6, in <module>',
+    "[rank1]: ValueError: boom",
+    "[rank1]:[E0502 09:24:33.512345678 ProcessGroupNCCL.cpp:629] [Rank 1] Watchdog caught",
+    "Fatal Python error: Segmentation fault",
+    "Current thread 0x00007f3b8c9f5740 (most recent call first):",
+    '  File "/x/threading.py", line 324 in wait',
+    "Exception in thread Thread-2 (worker):",
+    "  [Previous line repeated 996 more times]",
+    "/sgl-kernel/csrc/allreduce/custom_all_reduce.cuh:350",
+    "  ValueError: Weight output_partition_size = 320 is not divisible by 128.",
+    "# [...]",
 ]
 NOISE = ["\x1b[31mred\x1b[0m", "\x1b]0;title\x07", "\x1b[", "\r", "\r\n", "\x00", "\xff", "\ufeff", "\u2028",
          "server_args=ServerArgs(", "server_args={'a': ", "[" * 50, ")" * 50, "'", '"', "\\", "\t", "é", "→"]

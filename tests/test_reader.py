@@ -34,9 +34,16 @@ def test_tqdm_carriage_return_keeps_last_state():
     "[pod/sglang-0/server] ",
     "(SchedulerActor pid=1234) ",
     "sglang-1  | 2025-06-10T14:02:11.123456789Z ",
+    "ERROR 2025-04-05T00:01:19.209237575Z ",  # a cloud log viewer's export (sglang#5096's paste)
+    "INFO 2025-04-05T00:01:19Z ",
 ])
 def test_container_prefixes_are_peeled(prefix):
     assert clean(prefix + "[2025-06-10 14:02:11 TP0] Load weight begin.") == "[2025-06-10 14:02:11 TP0] Load weight begin."
+
+
+def test_a_severity_word_alone_is_not_a_prefix():
+    assert clean("ERROR 2025 was a bad year") == "ERROR 2025 was a bad year"
+    assert clean("INFO:     127.0.0.1:41710 - \"GET /health HTTP/1.1\" 200 OK").startswith("INFO:")
 
 
 def test_line_numbers_survive_chunk_boundaries(monkeypatch):
@@ -112,3 +119,15 @@ def test_markdown_quote_marks_of_a_quoted_log_are_peeled() -> None:
         "[2025-09-18 03:27:45 DP1 TP0] Scheduler hit an exception: Traceback"
     assert clean("> > RuntimeError: boom") == "RuntimeError: boom"
     assert clean(">") == ">"
+
+
+@pytest.mark.parametrize("line", ["```", "```python", "```log", "> ```", "~~~", "<details>", "</details>",
+                                  "<summary>Full log</summary>", "<pre>", "  ```  "])
+def test_markdown_and_html_furniture_reads_as_a_blank_line(line):
+    assert clean(line) == ""
+
+
+@pytest.mark.parametrize("line", ["`x` is unset", "~/models/qwen", "<frozen runpy>", "<details><summary>x</summary> log",
+                                  "           ~~~~~~^^^", "```python print(1)"])
+def test_text_that_only_starts_like_furniture_is_kept(line):
+    assert clean(line) == line
