@@ -60,8 +60,8 @@ def findings_of(out: str) -> list[tuple[str, str]]:
 
 
 def write_patterns(path: Path) -> int:
-    from sglang_doctor.ere import to_ere
-    from sglang_doctor.rules import load_rules
+    from sglang_doctor.engine.ere import to_ere
+    from sglang_doctor.engine.rules import load_rules
 
     pats = [e for r in load_rules() for p in r.match.any if (e := to_ere(p.regex))]
     path.write_text("\n".join(pats) + "\n")
@@ -80,7 +80,7 @@ def synthetic_rules(directory: Path, factor: int) -> int:
     """(factor-1) copies of every shipped rule with its literals changed: same shape, new text."""
     import yaml
 
-    from sglang_doctor.rules import load_rules
+    from sglang_doctor.engine.rules import load_rules
 
     n = 0
     code = 0
@@ -114,7 +114,7 @@ def main() -> None:
     WORK_DIR[0] = str(work)
     env = dict(os.environ, LC_ALL="C")
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
-    from sglang_doctor.scan import hyperscan_available
+    from sglang_doctor.engine.scan import hyperscan_available
 
     print(f"stage-one scanner: {'hyperscan' if hyperscan_available() else 'none (pure Python path)'}")
     patterns = work / "patterns.txt"

@@ -1,4 +1,4 @@
-from .entry import main
+from sglang_doctor.cli.entry import main
 
 if __name__ == "__main__":
     main()

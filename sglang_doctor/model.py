@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from . import __version__
+from sglang_doctor import __version__
 
 SCHEMA_ID = "sglang-doctor/report/v1"
 Severity = Literal["error", "warning", "info"]

@@ -12,7 +12,7 @@ import pytest
 os.environ["SGLANG_DOCTOR_CACHE"] = _CACHE = tempfile.mkdtemp(prefix="sglang-doctor-test-cache-")
 atexit.register(shutil.rmtree, _CACHE, True)
 
-from sglang_doctor.rules import load_rules
+from sglang_doctor.engine.rules import load_rules
 
 DEMO = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
 

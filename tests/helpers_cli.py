@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from sglang_doctor.cli import main
+from sglang_doctor.cli.main import main
 
 
 def runner() -> CliRunner:
@@ -28,7 +28,7 @@ _BUILTIN: list = []
 
 def cache_builtin_rules(monkeypatch) -> None:
     """Load the built-in rules once per test session (each CLI call would parse every YAML file again)."""
-    import sglang_doctor.rules as rules_mod
+    import sglang_doctor.engine.rules as rules_mod
 
     real = rules_mod.load_rules
 
@@ -55,7 +55,7 @@ def command_runs(tmp_path: Path, probe: str, imports: str = "", runs: int = 2) -
     """Run the real command (entry point, JSON report of the demo log) `runs` times in one fresh
     cache directory; each prints `probe` (a Python expression) on stderr as it exits."""
     # The entry point ends the process itself (entry.exit_now): report through an exit function.
-    code = (f"import atexit, sys\n{imports}\nfrom sglang_doctor.entry import main\n"
+    code = (f"import atexit, sys\n{imports}\nfrom sglang_doctor.cli.entry import main\n"
             f"atexit.register(lambda: print({probe}, file=sys.stderr))\n"
             "sys.argv = ['sglang-doctor', '--format', 'json', sys.argv[1]]\nmain()")
     env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(tmp_path / "cache"))

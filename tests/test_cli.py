@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from sglang_doctor.cli import main
+from sglang_doctor.cli.main import main
 from sglang_doctor.model import Report, from_json
 
 

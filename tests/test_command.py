@@ -1,4 +1,4 @@
-"""Tests for sglang_doctor.command: parse, extract, apply fixes, render, redact."""
+"""Tests for sglang_doctor.launch.command: parse, extract, apply fixes, render, redact."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sglang_doctor.command import (
+from sglang_doctor.launch.command import (
     Arg,
     LaunchCommand,
     apply_fixes,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers_cli import isolate, run
-from sglang_doctor.config import Config, ConfigError, apply_to_rules, find_config, load_config, resolve_config
+from sglang_doctor.policy.config import Config, ConfigError, apply_to_rules, find_config, load_config, resolve_config
 
 DEMO = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
 CRASH = "qwen3.6-27b-awq-dtype-crash.log"

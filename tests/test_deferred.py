@@ -10,7 +10,7 @@ from dataclasses import field
 import pytest
 
 from helpers_cli import command_runs
-from sglang_doctor.deferred import deferred_dataclass, materialize
+from sglang_doctor._speed.deferred import deferred_dataclass, materialize
 
 
 @deferred_dataclass(frozen=True, eq=False)
@@ -49,7 +49,7 @@ def test_instances_round_trip_through_pickle():
 
 def test_a_cached_run_leaves_the_rule_schema_unprocessed(tmp_path):
     first, second = command_runs(tmp_path, "dataclasses.is_dataclass(rules.Rule), dataclasses.is_dataclass(rules.Pattern)",
-                                 imports="import dataclasses\nfrom sglang_doctor import rules")
+                                 imports="import dataclasses\nfrom sglang_doctor.engine import rules")
     assert first.stderr.split()[-2:] == ["True", "True"]  # validated the files: pydantic needed them
     assert second.stderr.split()[-2:] == ["False", "False"]  # from the cache: never processed
     assert first.stdout == second.stdout and '"SGD401"' in second.stdout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sglang_doctor.docs import write_docs
+from sglang_doctor.ruledev.docs import write_docs
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sglang_doctor.doctor import Options, diagnose
+from sglang_doctor.pipeline.run import Options, diagnose
 
 PERF = Path(__file__).resolve().parent.parent / "sglang_doctor" / "rules" / "performance"
 
@@ -25,7 +25,7 @@ def test_flag_is_spelled_for_the_logs_release(rules):
 
 
 def test_version_inferred_from_server_args_fields(rules):
-    from sglang_doctor import flags
+    from sglang_doctor.registry import flags
 
     fields = ", ".join(f"{f.lstrip('-').replace('-', '_')}=None" for f in flags.flags_for("0.5.14"))
     rep = run_text(f"[2026-01-01 00:00:00] server_args=ServerArgs({fields})\n", rules)
@@ -83,7 +83,7 @@ def test_command_rebuilt_from_server_args_when_none_given(rules, demo_dir):
 def test_a_switch_renamed_into_a_flag_value_keeps_its_meaning():
     """--disable-piecewise-cuda-graph became --cuda-graph-backend-prefill=disabled: on a release
     that only has the new flag, the fix must carry the value, not a bare flag."""
-    from sglang_doctor.doctor import _spell_flags
+    from sglang_doctor.pipeline.run import _spell_flags
     from sglang_doctor.model import Finding, FixOut
 
     def finding() -> Finding:

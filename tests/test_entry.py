@@ -44,7 +44,7 @@ def test_messages_on_stderr_are_flushed(tmp_path):
 
 
 def test_exit_functions_run_and_a_message_exit_is_status_1(tmp_path):
-    code = ("import atexit, sys\nfrom sglang_doctor.entry import exit_now\n"
+    code = ("import atexit, sys\nfrom sglang_doctor.cli.entry import exit_now\n"
             "atexit.register(lambda: print('exit function ran'))\nprint('partial', end='')\nexit_now('gave up')")
     p = _run([], tmp_path, code)
     assert p.returncode == 1 and p.stdout == "partialexit function ran\n" and p.stderr == "gave up\n"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from sglang_doctor.expr import ExpressionError, MissingValue, compile_expr, evaluate, render
+from sglang_doctor.engine.expr import ExpressionError, MissingValue, compile_expr, evaluate, render
 
 
 def ev(src, **names):

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from sglang_doctor.context import Context
-from sglang_doctor.doctor import diagnose
-from sglang_doctor.engine import _render_fix
-from sglang_doctor.expr import compile_expr, evaluate
-from sglang_doctor.pypi_names import names as pypi_map
-from sglang_doctor.rules import Fix, load_rule_file
+from sglang_doctor.facts.context import Context
+from sglang_doctor.pipeline.run import diagnose
+from sglang_doctor.engine.analyze import _render_fix
+from sglang_doctor.engine.expr import compile_expr, evaluate
+from sglang_doctor.registry.pypi_names import names as pypi_map
+from sglang_doctor.engine.rules import Fix, load_rule_file
 
 from helpers_cli import run
 from rule_helpers import write_rule
@@ -69,17 +69,17 @@ def test_pypi_map_reads_as_yaml_reads_it_without_importing_yaml():
 
     import yaml
 
-    from sglang_doctor.pypi_names import _DATA, parse
+    from sglang_doctor.registry.pypi_names import _DATA, parse
 
     assert pypi_map() == yaml.safe_load(_DATA.read_text(encoding="utf-8"))
     with pytest.raises(ValueError, match=":3: "):
         parse("# c\na: b  # note\nnot an entry\n")
-    code = "import sys; from sglang_doctor.pypi_names import distribution; distribution('torch'); print('yaml' in sys.modules)"
+    code = "import sys; from sglang_doctor.registry.pypi_names import distribution; distribution('torch'); print('yaml' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
 
 
 def test_pypi_stays_a_safe_call():
-    from sglang_doctor.expr import ExpressionError
+    from sglang_doctor.engine.expr import ExpressionError
 
     with pytest.raises(ExpressionError):
         compile_expr("pypi(module, default=None)")  # no keywords
@@ -151,7 +151,7 @@ def test_lint_checks_names_in_a_templated_name(tmp_path):
 
 
 def test_rule_docs_show_a_templated_name_as_from_the_log(rules):
-    from sglang_doctor.docs import rule_markdown
+    from sglang_doctor.ruledev.docs import rule_markdown
 
     page = rule_markdown(next(r for r in rules if r.id == "dependency-raised-error"))
     assert "install <package from the log> (pip)" in page and "install {dist} (pip)" not in page

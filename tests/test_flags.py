@@ -10,7 +10,7 @@ from importlib import resources
 
 import pytest
 
-from sglang_doctor import flags as F
+from sglang_doctor.registry import flags as F
 
 ALL_04_05 = [r for r in F.releases() if r.startswith(("0.4.", "0.5."))]
 
@@ -223,7 +223,7 @@ def test_release_hits_agree_with_the_flag_tables() -> None:
 
 
 def test_infer_version_from_a_release_s_own_fields() -> None:
-    from sglang_doctor.version_infer import infer_version
+    from sglang_doctor.launch.version_infer import infer_version
 
     fields = {n[2:].replace("-", "_") for n in F.flags_for("0.5.14")}
     rng, how = infer_version(fields)  # type: ignore[misc]
@@ -233,7 +233,7 @@ def test_infer_version_from_a_release_s_own_fields() -> None:
 
 
 def test_field_flag_and_takes_value():
-    from sglang_doctor.flags import field_flag, takes_value
+    from sglang_doctor.registry.flags import field_flag, takes_value
 
     assert field_flag("speculative_num_draft_tokens") == "--speculative-num-draft-tokens"
     assert field_flag("--page-size") == "--page-size"

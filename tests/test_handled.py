@@ -4,8 +4,8 @@ next to them."""
 
 from __future__ import annotations
 
-from sglang_doctor.context import Context
-from sglang_doctor.doctor import Options, diagnose
+from sglang_doctor.facts.context import Context
+from sglang_doctor.pipeline.run import Options, diagnose
 
 
 def _errors(text: str, rules) -> list[str]:
@@ -63,7 +63,7 @@ def test_handled_near_window():
 
 
 def test_follow_waits_for_the_notice_after_a_traceback(rules):
-    from sglang_doctor.follow import Follower
+    from sglang_doctor.pipeline.follow import Follower
 
     seen: list[str] = []
     fol = Follower(rules, lambda f: seen.append(f.rule))

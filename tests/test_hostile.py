@@ -21,15 +21,16 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from sglang_doctor import engine, reader, scan
-from sglang_doctor.cli import main
-from sglang_doctor.command import apply_fixes, parse_command, render
-from sglang_doctor.doctor import Options, diagnose
-from sglang_doctor.reader import Line, clean, iter_chunks, iter_lines_from_binary, lines_of_chunk
-from sglang_doctor.records import MAX_RECORD_LINES, Segmenter, segment
+from sglang_doctor.engine import analyze as engine, scan
+from sglang_doctor.read import reader
+from sglang_doctor.cli.main import main
+from sglang_doctor.launch.command import apply_fixes, parse_command, render
+from sglang_doctor.pipeline.run import Options, diagnose
+from sglang_doctor.read.reader import Line, clean, iter_chunks, iter_lines_from_binary, lines_of_chunk
+from sglang_doctor.read.records import MAX_RECORD_LINES, Segmenter, segment
 from sglang_doctor.report import FORMATS
-from sglang_doctor.rules import builtin_rules_dir, load_rules
-from sglang_doctor.server_args import parse_server_args
+from sglang_doctor.engine.rules import builtin_rules_dir, load_rules
+from sglang_doctor.launch.server_args import parse_server_args
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "sglang_doctor" / "fixtures" / "demo"
@@ -65,7 +66,7 @@ def time_limit(seconds: float):
 @pytest.fixture(scope="module", autouse=True)
 def _isolated(tmp_path_factory):
     """An empty working directory (no config or baseline) and the built-in rules loaded once."""
-    import sglang_doctor.rules as rules_mod
+    import sglang_doctor.engine.rules as rules_mod
 
     real = rules_mod.load_rules
     builtin = real()
@@ -414,7 +415,7 @@ def test_fast_path_equals_slow_path_at_real_block_sizes(rules, tmp_path, encodin
 
 
 def test_a_bug_in_the_tool_is_one_line_unless_debugging(monkeypatch, demo_dir):
-    import sglang_doctor.doctor as doctor
+    import sglang_doctor.pipeline.run as doctor
 
     def broken(*a, **k):
         raise RuntimeError("something inside broke")

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from sglang_doctor.command import apply_fixes, extract_command, parse_command, redact, render
-from sglang_doctor.context import Context
-from sglang_doctor.doctor import Options, corrected_command, diagnose
-from sglang_doctor.launch_env import launch_env, secret_name
+from sglang_doctor.launch.command import apply_fixes, extract_command, parse_command, redact, render
+from sglang_doctor.facts.context import Context
+from sglang_doctor.pipeline.run import Options, corrected_command, diagnose
+from sglang_doctor.launch.launch_env import launch_env, secret_name
 from sglang_doctor.model import Finding, FixOut
 
 P = "python3 -m sglang.launch_server --model-path X"
@@ -175,8 +175,8 @@ def facts(command: str, log: str = "") -> dict[str, Any]:
     ctx = Context()
     ctx.command = command
     if log:
-        from sglang_doctor.records import Segmenter
-        from sglang_doctor.reader import Line
+        from sglang_doctor.read.records import Segmenter
+        from sglang_doctor.read.reader import Line
 
         seg = Segmenter()
         for i, text in enumerate(log.splitlines(), 1):
@@ -257,7 +257,7 @@ def test_a_fix_already_in_place_is_not_offered_again(rules) -> None:
 
 
 def test_conditions_see_env_facts(rules, tmp_path) -> None:
-    from sglang_doctor.rules import load_rules
+    from sglang_doctor.engine.rules import load_rules
 
     d = tmp_path / "r" / "flags"
     d.mkdir(parents=True)
@@ -453,7 +453,8 @@ def test_any_env_syntax_parses_resolves_and_edits(pre: list[str], prefix: list[s
 
 
 def test_linter_knows_the_env_fact_families() -> None:
-    from sglang_doctor import launch_env, lint
+    from sglang_doctor.launch import launch_env
+    from sglang_doctor.ruledev import lint
 
     assert set(launch_env.FACT_PREFIXES) <= set(lint._FACT_FAMILIES)
     assert set(launch_env.FACTS) <= lint.known_facts()

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from helpers_cli import cache_builtin_rules, run
-from sglang_doctor.attribution import attribute
-from sglang_doctor.doctor import Options, diagnose
+from sglang_doctor.engine.attribution import attribute
+from sglang_doctor.pipeline.run import Options, diagnose
 from sglang_doctor.model import Evidence, Finding
 
 ROOT = "index-put-dtype-mismatch"
@@ -171,7 +171,7 @@ def test_text_report_names_each_file_and_json_has_the_times(tmp_path, monkeypatc
     ("2026-05-02 09:14:00", "Received sigquit from a child process.", None),
 ])
 def test_pytorch_cpp_log_time(before, text, expected):
-    from sglang_doctor.records import glog_time
+    from sglang_doctor.read.records import glog_time
 
     assert glog_time(text, before) == expected
 

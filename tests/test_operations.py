@@ -131,8 +131,8 @@ def test_second_ctrl_c_or_one_outside_the_analysis_is_one_line_130(tmp_path, mon
     through, and a KeyboardInterrupt anywhere in a command becomes one line and status 130."""
     from click.testing import CliRunner
 
-    import sglang_doctor.doctor as doctor
-    from sglang_doctor.cli import main
+    import sglang_doctor.pipeline.run as doctor
+    from sglang_doctor.cli.main import main
 
     intr = doctor.Interrupt()
     intr.handler(signal.SIGINT, None)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from helpers_cli import command_runs
-from sglang_doctor import expr
-from sglang_doctor.optional_imports import _DATA, imported_from, optional_import
+from sglang_doctor.engine import expr
+from sglang_doctor.registry.optional_imports import _DATA, imported_from, optional_import
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -160,5 +160,5 @@ def test_lookups_and_expressions() -> None:
 
 
 def test_a_run_that_does_not_need_the_map_does_not_read_it(tmp_path) -> None:
-    runs = command_runs(tmp_path, "'sglang_doctor.optional_imports' in sys.modules")
+    runs = command_runs(tmp_path, "'sglang_doctor.registry.optional_imports' in sys.modules")
     assert all(r.stderr.strip().splitlines()[-1] == "False" for r in runs), [r.stderr for r in runs]

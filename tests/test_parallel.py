@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from helpers_cli import run
-from sglang_doctor import parallel
-from sglang_doctor.doctor import Options, diagnose
+from sglang_doctor.pipeline import parallel
+from sglang_doctor.pipeline.run import Options, diagnose
 
 REAL = Path(__file__).resolve().parent / "data" / "real"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import sglang_doctor.progress as progress
+import sglang_doctor.cli.progress as progress
 from helpers_cli import cache_builtin_rules, run
 
 BIN = Path(sys.executable).parent

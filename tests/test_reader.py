@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from sglang_doctor.reader import InputError, clean, iter_lines, iter_lines_from_binary
+from sglang_doctor.read.reader import InputError, clean, iter_lines, iter_lines_from_binary
 
 
 def lines_of(data: bytes) -> list[tuple[int, str]]:
@@ -47,7 +47,7 @@ def test_a_severity_word_alone_is_not_a_prefix():
 
 
 def test_line_numbers_survive_chunk_boundaries(monkeypatch):
-    import sglang_doctor.reader as reader
+    import sglang_doctor.read.reader as reader
 
     monkeypatch.setattr(reader, "CHUNK_SIZE", 7)
     data = "".join(f"line {i}\n" for i in range(1, 51)).encode()
@@ -59,7 +59,7 @@ def test_line_numbers_survive_chunk_boundaries(monkeypatch):
 
 
 def test_giant_line_is_cut_without_growing(monkeypatch):
-    import sglang_doctor.reader as reader
+    import sglang_doctor.read.reader as reader
 
     monkeypatch.setattr(reader, "CHUNK_SIZE", 1024)
     data = b"x" * 300_000 + b"\nafter\n"

@@ -19,7 +19,7 @@ PROBE = r"""
 import re, sys
 from re import _compiler
 real = _compiler.compile
-from sglang_doctor import recache
+from sglang_doctor._speed import recache
 before = dict(recache._entries)
 recache.install()
 loaded = len(recache._entries)
@@ -84,7 +84,7 @@ def test_unwritable_cache_still_compiles(tmp_path):
 
 
 def test_debug_patterns_are_never_cached(tmp_path):
-    code = ("import re, io, contextlib\nfrom sglang_doctor import recache\nrecache.install()\n"
+    code = ("import re, io, contextlib\nfrom sglang_doctor._speed import recache\nrecache.install()\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n    re.compile('ab+c', re.DEBUG)\n"
             "print(('ab+c', int(re.DEBUG)) in recache._entries)")
     assert _run(tmp_path / "cache", code) == ["False"]
@@ -92,7 +92,7 @@ def test_debug_patterns_are_never_cached(tmp_path):
 
 def test_the_command_uses_it(tmp_path):
     """The entry point installs it: a second run of the command rebuilds its patterns from the file."""
-    runs = command_runs(tmp_path, "len(recache._entries), recache._added", imports="from sglang_doctor import recache")
+    runs = command_runs(tmp_path, "len(recache._entries), recache._added", imports="from sglang_doctor._speed import recache")
     first, second = (r.stderr.split()[-2:] for r in runs)
     assert int(first[1]) > 50  # the rules' patterns, the log parsers', the libraries'
     assert second[1] == "0" and int(second[0]) >= int(first[1])

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from sglang_doctor.reader import iter_lines_from_text
-from sglang_doctor.records import frame_of, parse_header, segment
+from sglang_doctor.read.reader import iter_lines_from_text
+from sglang_doctor.read.records import frame_of, parse_header, segment
 
 DATA = Path(__file__).resolve().parent / "data"
 STRICT_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')

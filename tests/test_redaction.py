@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sglang_doctor.redact import PLACEHOLDER, redact, redact_text
+from sglang_doctor.policy.redact import PLACEHOLDER, redact, redact_text
 from sglang_doctor.report import FORMATS
 from helpers_cli import run
 

@@ -8,9 +8,9 @@ router's registry (data/router-flags.json) over its sglang-router releases.
 
 from __future__ import annotations
 
-from sglang_doctor import flags
-from sglang_doctor.lint import router_flag_problems
-from sglang_doctor.spelling import spell
+from sglang_doctor.registry import flags
+from sglang_doctor.ruledev.lint import router_flag_problems
+from sglang_doctor.registry.spelling import spell
 
 
 def test_fix_flags_exist_in_every_release_of_the_rule(rules):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sglang_doctor import router_flags as R
+from sglang_doctor.registry import router_flags as R
 
 TOOLS = Path(__file__).resolve().parent.parent / "tools"
 
@@ -100,9 +100,9 @@ def test_resolve_abbreviation_and_unknown_release() -> None:
 
 def test_a_run_without_router_flags_never_reads_the_router_registry(tmp_path: Path) -> None:
     log = tmp_path / "run.log"
-    code = ("import sys\nfrom sglang_doctor.cli import main\n"
+    code = ("import sys\nfrom sglang_doctor.cli.main import main\n"
             "try:\n    main([sys.argv[1], '--no-baseline'])\nexcept SystemExit:\n    pass\n"
-            "print('ROUTER' if 'sglang_doctor.router_flags' in sys.modules else 'NONE')")
+            "print('ROUTER' if 'sglang_doctor.registry.router_flags' in sys.modules else 'NONE')")
     def registry_read(text: str) -> bool:
         log.write_text(text)
         out = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True).stdout

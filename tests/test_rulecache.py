@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from rule_helpers import GOOD, write_rule
-from sglang_doctor import rulecache
-from sglang_doctor.rules import load_rules
+from sglang_doctor._speed import rulecache
+from sglang_doctor.engine.rules import load_rules
 
 
 @pytest.fixture(autouse=True)
@@ -111,7 +111,7 @@ def test_cached_rules_match_the_validated_ones_field_by_field():
 
 
 def test_a_run_unpickles_only_the_rules_it_needs(tmp_path):
-    from sglang_doctor.doctor import diagnose
+    from sglang_doctor.pipeline.run import diagnose
 
     demo = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
     load_rules()

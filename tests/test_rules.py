@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sglang_doctor.fixture_test import run_fixture_tests
-from sglang_doctor.rules import RuleLoadError, load_rules, required_literal
+from sglang_doctor.ruledev.fixture_test import run_fixture_tests
+from sglang_doctor.engine.rules import RuleLoadError, load_rules, required_literal
 from rule_helpers import GOOD, write_rule
 
 
@@ -17,8 +17,8 @@ def test_every_builtin_rule_passes_its_fixtures(rules):
 
 def test_fixture_expectations_check_computed_values(rules, tmp_path):
     """An .expect.yaml beside a fires fixture pins the finding's computed fixes; a wrong value fails."""
-    from sglang_doctor.doctor import diagnose
-    from sglang_doctor.fixture_test import check_expectations, expect_path
+    from sglang_doctor.pipeline.run import diagnose
+    from sglang_doctor.ruledev.fixture_test import check_expectations, expect_path
 
     rule = next(r for r in rules if r.id == "hybrid-mamba-not-enough-gpu-memory")
     fixture = next(p for p in rule.fixtures()[0] if expect_path(p).is_file())

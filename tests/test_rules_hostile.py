@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sglang_doctor import scan
-from sglang_doctor.cli import main
-from sglang_doctor.lint import regex_problems
-from sglang_doctor.rules import RuleLoadError, load_rules
+from sglang_doctor.engine import scan
+from sglang_doctor.cli.main import main
+from sglang_doctor.ruledev.lint import regex_problems
+from sglang_doctor.engine.rules import RuleLoadError, load_rules
 from rule_helpers import GOOD, write_rule
 
 DEMO = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from helpers_cli import command_runs
-from sglang_doctor.records import Segmenter
-from sglang_doctor.reader import lines_of_chunk
-from sglang_doctor.rules import load_rules
-from sglang_doctor.rx import FAST_MAX_CHARS, RuleRegex
+from sglang_doctor.read.records import Segmenter
+from sglang_doctor.read.reader import lines_of_chunk
+from sglang_doctor.engine.rules import load_rules
+from sglang_doctor.engine.rx import FAST_MAX_CHARS, RuleRegex
 
 RULES = load_rules(cache=False)
 PATTERNS = {p.regex: p for r in RULES for p in (*r.match.any, *r.match.require, *r.match.exclude)}

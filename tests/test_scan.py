@@ -10,9 +10,9 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sglang_doctor import scan
-from sglang_doctor.doctor import Options, diagnose
-from sglang_doctor.records import parse_header
+from sglang_doctor.engine import scan
+from sglang_doctor.pipeline.run import Options, diagnose
+from sglang_doctor.read.records import parse_header
 
 pytestmark = pytest.mark.skipif(not scan.hyperscan_available(), reason="hyperscan wheel not importable")
 
@@ -30,7 +30,7 @@ headers = st.sampled_from(["", "[2025-01-01 10:00:00] ", "[2025-01-01 10:00:00 D
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pats=st.lists(patterns, min_size=1, max_size=6), body=st.lists(st.tuples(headers, lines), min_size=1, max_size=30))
 def test_scanner_finds_every_line_a_full_regex_matches(pats, body):
-    from sglang_doctor.reader import clean
+    from sglang_doctor.read.reader import clean
 
     compiled = [regex.compile(p, regex.ASCII) for p in pats]  # as rules.Pattern compiles them
     sc = scan.Scanner(pats)
@@ -70,7 +70,7 @@ def test_literal_index_finds_exactly_the_literals_in_a_text(lits, text):
 
 
 def test_matcher_candidates_are_the_same_before_and_after_the_index(rules, demo_dir):
-    from sglang_doctor import engine
+    from sglang_doctor.engine import analyze as engine
 
     texts = [ln for f in sorted(demo_dir.glob("*.log")) for ln in f.read_text().splitlines()]
     plain, indexed = engine.Matcher(rules), engine.Matcher(rules)

@@ -1,4 +1,4 @@
-"""Tests for ``sglang_doctor.server_args``.
+"""Tests for ``sglang_doctor.launch.server_args``.
 
 Fixture lines are produced the way SGLang produces them: a dataclass named
 ``ServerArgs`` whose fields are real field names of each release, printed with
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sglang_doctor.server_args import (  # noqa: E402
+from sglang_doctor.launch.server_args import (  # noqa: E402
     MAX_DEPTH,
     ServerArgsParse,
     _parse_into,

@@ -13,7 +13,7 @@ import pytest
 
 from helpers_cli import isolate, run
 from sglang_doctor.report import FORMATS
-from sglang_doctor.suppress import (BaselineError, fingerprint, inline_ignores, input_key, load_baseline,
+from sglang_doctor.policy.suppress import (BaselineError, fingerprint, inline_ignores, input_key, load_baseline,
                                     read_head)
 
 DEMO = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"

@@ -23,7 +23,7 @@ Usage::
     python tools/extract_flags.py --dump 0.5.14         # print one release
 
 Wheels are cached in --cache (default /tmp/sglang-flag-wheels), outside the
-repo.  The output format is documented at the top of ``sglang_doctor/flags.py``.
+repo.  The output format is documented at the top of ``sglang_doctor/registry/flags.py``.
 The router's flags (``sglang-router`` wheels) are read by the sibling
 ``tools/extract_router_flags.py``, which reuses this module's reader.
 """

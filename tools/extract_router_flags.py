@@ -27,7 +27,7 @@ Usage::
     python tools/extract_router_flags.py --releases 0.1.4 0.3.2 --out /tmp/r.json
     python tools/extract_router_flags.py --dump 0.3.2    # print one release
 
-The output format is documented at the top of ``sglang_doctor/router_flags.py``.
+The output format is documented at the top of ``sglang_doctor/registry/router_flags.py``.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Callable, TextIO
 
-from ..model import Report
+from sglang_doctor.model import Report
 
 FORMATS = ("text", "json", "sarif", "github", "markdown", "junit")
 _MODULE = {"text": "text", "json": "json_out", "sarif": "sarif", "github": "github",

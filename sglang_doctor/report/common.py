@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..model import Finding, Report
+from sglang_doctor.model import Finding, Report
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 

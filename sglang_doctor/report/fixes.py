@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..model import FixOut
+from sglang_doctor.model import FixOut
 
 _VERB = {"raise": "raise", "lower": "lower", "set": "set", "add": "add", "remove": "remove"}
 

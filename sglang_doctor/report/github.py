@@ -20,9 +20,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..model import Finding, Report
-from .common import first_location, is_file_input, summary_line
-from .fixes import describe_fix
+from sglang_doctor.model import Finding, Report
+from sglang_doctor.report.common import first_location, is_file_input, summary_line
+from sglang_doctor.report.fixes import describe_fix
 
 KIND = {"error": "error", "warning": "warning", "info": "notice"}
 GITHUB_LIMIT = 10  # annotations of one kind GitHub keeps per step
@@ -72,7 +72,7 @@ def _annotation(report: Report, f: Finding) -> str:
 
 
 def _append_summary(report: Report, path: str, cut: dict[str, int]) -> bool:
-    from .markdown import render
+    from sglang_doctor.report.markdown import render
 
     md = render(report, heading="##")
     if cut:

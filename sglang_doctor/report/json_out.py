@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from ..model import Report
+from sglang_doctor.model import Report
 
 
 def write(report: Report, out: TextIO, **_: Any) -> None:

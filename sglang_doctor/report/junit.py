@@ -15,9 +15,9 @@ from typing import Any, TextIO
 
 import re
 
-from ..model import Finding, Report
-from .common import fails
-from .fixes import describe_fix
+from sglang_doctor.model import Finding, Report
+from sglang_doctor.report.common import fails
+from sglang_doctor.report.fixes import describe_fix
 
 # Characters XML 1.0 cannot carry at all, even escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

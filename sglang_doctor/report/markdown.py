@@ -13,10 +13,10 @@ from typing import Any, TextIO
 
 import re
 
-from ..model import Finding, FixOut, Report
-from ..redact import redact_text
-from .common import first_location, input_name, summary_line
-from .fixes import describe_fix
+from sglang_doctor.model import Finding, FixOut, Report
+from sglang_doctor.policy.redact import redact_text
+from sglang_doctor.report.common import first_location, input_name, summary_line
+from sglang_doctor.report.fixes import describe_fix
 
 MAX_CONTEXT_ROWS = 40
 MAX_VALUE_CHARS = 160

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from ..model import Finding, Report, to_json
-from ..suppress import finding_fingerprint
-from .common import is_file_input
-from .fixes import describe_fix
+from sglang_doctor.model import Finding, Report, to_json
+from sglang_doctor.policy.suppress import finding_fingerprint
+from sglang_doctor.report.common import is_file_input
+from sglang_doctor.report.fixes import describe_fix
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -8,10 +8,10 @@ from __future__ import annotations
 import textwrap
 from typing import Any, TextIO
 
-from ..model import Finding, Report
-from .ansi import Painter, terminal_width, wants_color
-from .common import summary_line
-from .fixes import describe_fix
+from sglang_doctor.model import Finding, Report
+from sglang_doctor.report.ansi import Painter, terminal_width, wants_color
+from sglang_doctor.report.common import summary_line
+from sglang_doctor.report.fixes import describe_fix
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 SPARK = "▁▂▃▄▅▆▇█"

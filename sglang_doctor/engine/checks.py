@@ -1,0 +1,151 @@
+"""Built-in checks: findings about what the log implies rather than what a line says.
+
+A rule names a check in `match.check` instead of patterns; the check runs once per input
+after the stream has ended and returns hits (line, text, captures) like a pattern would.
+Rules keep their explanation, fixes and docs in YAML as usual.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from sglang_doctor.facts.context import Context
+
+
+class CheckHit(NamedTuple):
+    """One thing a built-in check found: the line it is about, its text and captures."""
+
+    line: int
+    text: str
+    captures: dict[str, str]
+
+
+def _command_args(ctx: Context) -> tuple[list, str | None]:
+    """The command's SGLang launch flags: none of a router-only launch; of
+    `sglang_router.launch_server`, those that are not its router flags."""
+    cmd = ctx.parsed_command
+    if cmd is None or not cmd.takes_server_flags:
+        return [], None
+    args = [a for a in cmd.args if a.flag.startswith("--")]
+    if cmd.router_launcher is not None and args:
+        # the router's flags (and anything in its --router- namespace: router-flag-unknown's) are left out
+        args = [a for a in args if not (a.flag.startswith("--router-") or _router_flag_anywhere(a.flag, cmd.router_launcher))]
+    return args, cmd.launcher and " ".join(cmd.launcher)
+
+
+def _router_flag_anywhere(flag: str, launcher: str) -> bool:
+    from sglang_doctor.registry.router_flags import flag_exists, releases
+
+    return any(flag_exists(flag, r, launcher, allow_abbrev=False) for r in releases())
+
+
+def _router_release(ctx: Context) -> str | None:
+    from sglang_doctor.fix.router_spelling import router_release
+
+    return router_release(ctx.get("router.version"))
+
+
+def router_flag_unknown(ctx: Context) -> list[CheckHit]:
+    """Router flags of the launch command that the stated sglang-router release (or any) does not accept.
+
+    A router-only launch: every flag; `sglang_router.launch_server`: its `--router-…` flags (the
+    others are SGLang's, for launch-flag-unknown).
+    """
+    cmd = ctx.parsed_command
+    launcher = cmd.router_launcher if cmd is not None else None
+    if launcher is None:
+        return []
+    from sglang_doctor.registry import router_flags
+
+    release = _router_release(ctx)
+    shown = release or router_flags.releases()[-1]
+    out = []
+    for a in cmd.args:
+        if not a.flag.startswith("--") or (cmd.takes_server_flags and not a.flag.startswith("--router-")):
+            continue
+        if release is not None and router_flags.flag_exists(a.flag, release, launcher):
+            continue
+        if release is None and any(router_flags.flag_exists(a.flag, r, launcher) for r in router_flags.releases()):
+            continue  # with the release unknown, only a flag no release accepts is reported
+        caps = {"flag": a.flag, "release": shown, "stated": "yes" if release else "no",
+                "launcher": " ".join(cmd.launcher) or "the router image"}
+        if a.value is not None:
+            caps["value"] = a.value
+        key = router_flags.version_key
+        later = [r for r in router_flags.releases_with(a.flag, launcher) if release and key(r) > key(release)]
+        if later:  # a newer router has it: upgrading is the fix, not a nearby spelling
+            caps["since"] = later[0]  # (releases_with is oldest first)
+        else:
+            near = router_flags.nearest(a.flag, release, launcher)
+            if near:
+                caps["nearest"] = near
+        out.append(CheckHit(ctx.command_line or 0, ctx.command or "", caps))
+    return out
+
+
+def _release(ctx: Context) -> str | None:
+    from sglang_doctor.registry.spelling import releases_of
+
+    rels = releases_of(ctx.get("sglang.version"))
+    return rels[-1] if rels else None
+
+
+def launch_flag_unknown(ctx: Context) -> list[CheckHit]:
+    """Flags in the launch command that the log's SGLang release (or the newest) does not accept."""
+    from sglang_doctor.registry import flags
+
+    args, _ = _command_args(ctx)
+    release = _release(ctx)
+    shown = release or flags.releases()[-1]
+    out = []
+    for a in args:
+        if release is not None and flags.flag_exists(a.flag, release):
+            continue
+        # With the release unknown, only a flag no release has ever accepted is reported.
+        if release is None and any(flags.flag_exists(a.flag, r) for r in flags.releases()):
+            continue
+        near = flags.nearest(a.flag, release)
+        caps = {"flag": a.flag, "release": shown, "stated": "yes" if release else "no"}
+        if a.value is not None:
+            caps["value"] = a.value
+        if near:
+            caps["nearest"] = near
+        out.append(CheckHit(ctx.command_line or 0, ctx.command or "", caps))
+    return out
+
+
+def launch_flag_deprecated(ctx: Context) -> list[CheckHit]:
+    """Flags in the launch command that the log's release marks deprecated."""
+    from sglang_doctor.registry import flags
+
+    release = _release(ctx)
+    if release is None:
+        return []
+    args, _ = _command_args(ctx)
+    out = []
+    for a in args:
+        spec = flags.resolve(a.flag, release, allow_abbrev=False)
+        if spec is None or not spec.deprecated:
+            continue
+        caps = {"flag": a.flag, "release": release}
+        if a.value is not None:
+            caps["value"] = a.value
+        if spec.replacement:
+            caps["replacement"] = spec.replacement
+        if spec.hint:
+            caps["hint"] = spec.hint
+        out.append(CheckHit(ctx.command_line or 0, ctx.command or "", caps))
+    return out
+
+
+CHECKS: dict[str, Callable[[Context], list[CheckHit]]] = {
+    "launch-flag-unknown": launch_flag_unknown,
+    "launch-flag-deprecated": launch_flag_deprecated,
+    "router-flag-unknown": router_flag_unknown,
+}
+# The captures each check can give a hit (what its rule's templates may name; see lint.py).
+CHECK_CAPTURES: dict[str, frozenset[str]] = {
+    "launch-flag-unknown": frozenset({"flag", "release", "stated", "value", "nearest"}),
+    "launch-flag-deprecated": frozenset({"flag", "release", "value", "replacement", "hint"}),
+    "router-flag-unknown": frozenset({"flag", "release", "stated", "launcher", "value", "nearest", "since"}),
+}

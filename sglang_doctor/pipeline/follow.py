@@ -1,0 +1,178 @@
+"""`--follow`: diagnose a growing file or a live pipe, printing findings as they happen.
+
+    docker logs -f sgl 2>&1 | sglang-doctor --follow
+    sglang-doctor --follow /var/log/sglang.log
+
+A reader thread moves raw bytes into a queue so the main loop can wake up on an idle
+timeout: a traceback is complete when the next record starts or when nothing has arrived
+for IDLE_S. A finding is printed as soon as its rule has matched and its conditions hold;
+at the end of the stream (pipe closed) or on Ctrl-C the full report's summary follows.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+import time
+from typing import Any, Callable
+
+from sglang_doctor.facts.context import HANDLED_AFTER
+from sglang_doctor.engine.analyze import Matcher, _Analysis, build_finding, rank_findings
+from sglang_doctor.model import Finding, InputInfo, Report, mark_consequence
+from sglang_doctor.read.reader import MAX_LINE_CHARS, InputError, Line, decode_line, display_name
+from sglang_doctor.engine.rules import Rule
+
+IDLE_S = 0.2  # no new bytes for this long: close an open traceback
+POLL_S = 0.05  # how often a followed file is checked for growth
+READ_SIZE = 64 * 1024
+
+
+def _pipe_reader(fd: int, out: queue.Queue[bytes | None]) -> None:
+    try:
+        while True:
+            data = os.read(fd, READ_SIZE)
+            if not data:
+                break
+            out.put(data)
+    except OSError:
+        pass
+    out.put(None)
+
+
+def _file_reader(path: str, out: queue.Queue[bytes | None], stop: threading.Event) -> None:
+    """tail -f: read to the end, then poll for growth; reopen when the file is truncated."""
+    try:
+        fh = open(path, "rb")
+    except OSError as e:
+        out.put(InputError(f"{path}: {e.strerror or e}"))  # type: ignore[arg-type]
+        out.put(None)
+        return
+    pos = 0
+    while not stop.is_set():
+        data = fh.read(READ_SIZE)
+        if data:
+            pos += len(data)
+            out.put(data)
+            continue
+        try:
+            if os.path.getsize(path) < pos:  # truncated or rotated in place
+                fh.close()
+                fh = open(path, "rb")
+                pos = 0
+        except OSError:
+            pass
+        time.sleep(POLL_S)
+    fh.close()
+    out.put(None)
+
+
+class Follower:
+    """Feeds a live byte stream through the analysis and reports new findings."""
+
+    def __init__(self, rules: list[Rule], emit: Callable[[Finding], None], command: str | None = None) -> None:
+        self.matcher = Matcher(rules)
+        self.analysis = _Analysis(self.matcher)
+        self.emit = emit
+        self.command = command
+        self.carry = b""
+        self.number = 0
+        self.bytes = 0
+        self.emitted: dict[str, Finding] = {}
+        self.root: Finding | None = None
+
+    def feed_bytes(self, data: bytes) -> None:
+        self.bytes += len(data)
+        buf = self.carry + data
+        lines = buf.split(b"\n")
+        self.carry = lines.pop()
+        if len(self.carry) > MAX_LINE_CHARS:
+            self.carry = self.carry[:MAX_LINE_CHARS]
+        for raw in lines:
+            self.number += 1
+            self.analysis.feed(Line(self.number, decode_line(raw)))
+        self._report_new()
+
+    def idle(self) -> None:
+        """Nothing arrived for a while: a pending traceback is as complete as it gets."""
+        if not self.analysis.seg.idle:
+            for rec in self.analysis.seg.finish():
+                self.analysis.ctx.observe(rec)
+                from sglang_doctor.engine.analyze import match_record
+
+                match_record(rec, self.matcher, self.analysis.hits)
+        self._report_new(settled=True)
+
+    def _report_new(self, settled: bool = False) -> None:
+        """`settled`: the stream paused, no notice can still follow a traceback."""
+        fresh = [rh for rid, rh in self.analysis.hits.items() if rid not in self.emitted
+                 # a traceback of a rule that skips handled ones waits for the lines that may say so
+                 and (settled or not rh.rule.skip_handled or rh.hits[-1].end + HANDLED_AFTER < self.number)]
+        if not fresh:
+            return
+        ctx = self.analysis.ctx
+        if self.command and not ctx.command:
+            ctx.command = self.command
+        ctx.finish()
+        # Specific rules before generic ones on the same line; a generic one is held back
+        # once a specific error has explained the stream.
+        for rh in sorted(fresh, key=lambda r: (r.rule.fallback, r.hits[0].line, -r.rule.priority)):
+            rule = rh.rule
+            if rule.fallback and self.root is not None:
+                continue
+            f = build_finding(rh, ctx, 0)
+            if f is None:
+                continue  # conditions may hold later, when more facts have arrived
+            if rule.consequence and self.root is not None:
+                mark_consequence(f, self.root)
+            elif f.severity == "error" and not rule.fallback and self.root is None:
+                self.root = f
+            self.emitted[rule.id] = f
+            self.emit(f)
+
+    def finish(self, name: str) -> Report:
+        if self.carry:
+            self.number += 1
+            self.analysis.feed(Line(self.number, decode_line(self.carry)))
+            self.carry = b""
+        self.idle()  # the last traceback, and whatever it completes, is reported too
+        self.analysis.finish(self.command)
+        pairs = []
+        for rh in self.analysis.hits.values():
+            f = build_finding(rh, self.analysis.ctx, 0)
+            if f is not None:
+                pairs.append((rh.rule, f))
+        report = Report(inputs=[InputInfo(name=name, lines=self.number, bytes=self.bytes)],
+                        findings=rank_findings(pairs), context=self.analysis.ctx.to_json())
+        report.count()
+        return report
+
+
+def follow(source: str, rules: list[Rule], emit: Callable[[Finding], None], command: str | None = None,
+           stop: threading.Event | None = None) -> Report:
+    """Follow `source` ('-' for stdin) until the pipe closes or `stop` is set / Ctrl-C."""
+    stop = stop or threading.Event()
+    q: queue.Queue[Any] = queue.Queue(maxsize=256)  # bounded: a fast writer cannot grow memory
+    if source == "-":
+        t = threading.Thread(target=_pipe_reader, args=(sys.stdin.fileno(), q), daemon=True)
+    else:
+        t = threading.Thread(target=_file_reader, args=(source, q, stop), daemon=True)
+    t.start()
+    fol = Follower(rules, emit, command)
+    try:
+        while not stop.is_set():
+            try:
+                item = q.get(timeout=IDLE_S)
+            except queue.Empty:
+                fol.idle()
+                continue
+            if item is None:
+                break
+            if isinstance(item, InputError):
+                raise item
+            fol.feed_bytes(item)
+    except KeyboardInterrupt:
+        stop.set()
+    name = display_name(source)
+    return fol.finish(name)

@@ -1,0 +1,104 @@
+"""Several log files at once: worker processes, each analysing whole files.
+
+The analysis of one file is single-threaded Python (the GIL also serialises the scanner's
+callbacks), so a run over many saved logs — the pre-commit and CI case — spreads its files
+over processes. Results come back in input order, so the report is the one a sequential run
+gives. Used only where it pays: two or more files adding up to MIN_PARALLEL_BYTES, no
+`--why` trace, no progress bar; `--jobs` overrides the choice.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Iterator
+
+from sglang_doctor.engine.analyze import InputResult, Matcher, analyze_chunks
+from sglang_doctor.read.reader import InputError, iter_chunks, open_input
+from sglang_doctor.engine.rules import Rule
+
+MIN_PARALLEL_BYTES = 64 * 1024 * 1024  # below this, starting workers costs more than it saves
+MAX_AUTO_JOBS = 8
+POLL_S = 0.1  # how often the parent looks for a Ctrl-C while it waits
+# fork shares the loaded rules for free; elsewhere (macOS, Windows) fork is unsafe or absent.
+START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
+
+Outcome = tuple[int, "InputResult | None", "str | None"]  # (input index, result, read error)
+
+
+def auto_jobs(names: list[str]) -> int:
+    """How many workers a run over `names` should use when the user did not say."""
+    files = [n for n in names if n != "-"]
+    cores = os.cpu_count() or 1
+    if len(files) < 2 or len(files) != len(names) or cores < 2:
+        return 1
+    total = 0
+    for n in files:
+        try:
+            total += os.stat(n).st_size
+        except OSError:
+            pass  # the worker reports it
+    return min(cores, len(files), MAX_AUTO_JOBS) if total >= MIN_PARALLEL_BYTES else 1
+
+
+_WORKER: tuple[Matcher, Any, str | None] | None = None
+
+
+def _start_worker(rules: list[Rule], fast: bool, command: str | None) -> None:
+    import signal
+
+    from sglang_doctor.pipeline.run import _ScannerCache
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops the workers
+    global _WORKER
+    _WORKER = (Matcher(rules), _ScannerCache(rules, fast), command)
+
+
+def _analyze_file(index: int, name: str) -> Outcome:
+    assert _WORKER is not None
+    matcher, scanner, command = _WORKER
+    try:
+        stream = open_input(name)
+        try:
+            return index, analyze_chunks(iter_chunks(stream), matcher, index, scanner, command), None
+        finally:
+            stream.close()
+    except InputError as e:
+        return index, None, str(e)
+
+
+def analyze_files(names: list[str], rules: list[Rule], jobs: int, fast: bool, command: str | None,
+                  interrupt: Any = None) -> Iterator[Outcome]:
+    """Each file's outcome, in input order; a Ctrl-C (interrupt.requested) stops the workers."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeout
+
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(START_METHOD),
+                               initializer=_start_worker, initargs=(rules, fast, command))
+    stopped = False
+    try:
+        futures = [pool.submit(_analyze_file, i, n) for i, n in enumerate(names)]
+        for fut in futures:
+            while True:
+                if interrupt is not None and interrupt.requested:
+                    stopped = True
+                    return
+                try:
+                    yield fut.result(timeout=POLL_S)
+                    break
+                except FutureTimeout:
+                    continue
+    finally:
+        if stopped:
+            _terminate(pool)
+        pool.shutdown(wait=not stopped, cancel_futures=True)
+
+
+def _terminate(pool: Any) -> None:
+    """Stop workers mid-file (Python 3.14 has terminate_workers; before it, the process table)."""
+    terminate = getattr(pool, "terminate_workers", None)
+    if terminate is not None:
+        terminate()
+        return
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()

@@ -1,0 +1,102 @@
+"""Rule pages, generated from the tested rule data (`sglang-doctor rules docs`).
+
+Each page: what the rule means, why it happens, how the fix works and when it is wrong,
+the messages it matches, its fixes, and the tool's real output on the rule's own fixture.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from sglang_doctor.report.fixes import describe_fix
+from sglang_doctor.model import FixOut
+from sglang_doctor.report.markdown import code
+from sglang_doctor.engine.rules import Rule
+
+
+def page_name(rule: Rule) -> str:
+    return f"{rule.code}-{rule.id}.md"
+
+
+def _fix_line(rule: Rule, i: int) -> str:
+    fx = rule.fixes[i]
+    # Values computed from a log's numbers show as <computed>; flags / names captured from it as <… from the log>.
+    value = "<computed>" if fx.value and "{" in fx.value else fx.value
+    flag = "<flag from the log>" if fx.flag and "{" in fx.flag else fx.flag
+    name = f"<{fx.kind} from the log>" if fx.name and "{" in fx.name else fx.name
+    out = FixOut(kind=fx.kind, flag=flag, name=name, action=fx.action, value=value, text=fx.text)
+    line = describe_fix(out)
+    if fx.launcher == "router":  # a router flag: its releases are sglang-router's
+        line += f" (router flag, sglang-router {fx.versions})" if fx.versions else " (router flag)"
+    elif fx.versions:
+        line += f" (SGLang {fx.versions})"
+    return line
+
+
+def _sample_output(rule: Rule, all_rules: list[Rule]) -> str | None:
+    from sglang_doctor.pipeline.run import diagnose
+    from sglang_doctor.report.text import write
+
+    fires, _ = rule.fixtures()
+    if not fires:
+        return None
+    run = diagnose([str(fires[0])], all_rules)
+    run.report.inputs[0].name = fires[0].name
+    buf = io.StringIO()
+    write(run.report, buf, color=False, width=100)
+    return buf.getvalue().rstrip()
+
+
+def rule_markdown(rule: Rule, all_rules: list[Rule] | None = None) -> str:
+    """The rule's page; with `all_rules`, includes the tool's real output on its first fixture."""
+    d = rule.docs
+    lines = [f"# {rule.code} {rule.id}", "", f"**{rule.title}**", "",
+             f"Severity: `{rule.severity}` · family: `{rule.family}` · SGLang releases: `{rule.versions}`"
+             + (" · a consequence of another failure" if rule.consequence else "")
+             + (" · generic: gives way to a more specific error" if rule.fallback else "")
+             + (" · last resort: gives way to any other error or warning" if rule.last_resort else "")
+             + (" · leaves tracebacks the log says were handled alone" if rule.skip_handled else ""), "",
+             "## What it means", "", d.what.strip(), "", "## Why it happens", "", d.why.strip(), "",
+             "## How to fix it", "", d.fix.strip(), ""]
+    if rule.fixes:
+        lines += [f"- {code(_fix_line(rule, i))}" for i in range(len(rule.fixes))] + [""]
+    elif rule.fix_none:
+        lines += [f"No launch change fixes this: {rule.fix_none}", ""]
+    if d.wrong_when:
+        lines += ["## When the fix is wrong", "", d.wrong_when.strip(), ""]
+    lines += ["## Messages it matches", ""]
+    lines += [f"- {code(p.regex)}" + ("" if p.in_ == "text" else f" (in {p.in_})") for p in rule.match.any]
+    if rule.sources:
+        lines += ["", "Printed by: " + "; ".join(rule.sources)]
+    lines.append("")
+    if all_rules is not None:
+        sample = _sample_output(rule, all_rules)
+        if sample:
+            lines += ["## Example", "", "Output of `sglang-doctor` on the rule's fixture:", "", "```text", sample, "```", ""]
+    return "\n".join(lines)
+
+
+def write_docs(rules: list[Rule], out_dir: Path, check_only: bool = False) -> list[str]:
+    """Write (or with check_only, compare) one page per rule plus an index; returns stale names."""
+    stale: list[str] = []
+    pages = {page_name(r): rule_markdown(r, rules) for r in sorted(rules, key=lambda r: r.code)}
+    index = ["# sglang-doctor rules", "", "| code | severity | rule | title |", "|---|---|---|---|"]
+    for r in sorted(rules, key=lambda r: r.code):
+        index.append(f"| [{r.code}]({page_name(r)}) | {r.severity} | `{r.id}` | {r.title} |")
+    pages["README.md"] = "\n".join(index) + "\n"
+    if not check_only:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    existing = {p.name for p in out_dir.glob("*.md")} if out_dir.is_dir() else set()
+    for name, text in pages.items():
+        path = out_dir / name
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current != text:
+            stale.append(name)
+            if not check_only:
+                path.write_text(text, encoding="utf-8")
+    for extra in sorted(existing - set(pages)):
+        stale.append(extra)
+        if not check_only:
+            (out_dir / extra).unlink()
+    return stale

@@ -1,0 +1,491 @@
+"""`sglang-doctor rules lint`: what is wrong with a rule before it ever runs.
+
+Checks, one line per problem (`file:line: rule-id: message`):
+
+* backtracking: a repeat (unbounded, or bounded at 10 or more) whose body can split
+  the same text in more than one way - a variable-length part whose mandatory
+  neighbours it can also match (`(a+)+`, `(\\w+\\s?)*`, `(a|aa)+`), or two alternatives
+  that can match the same text (`(a|a)*`, `(\\d+|\\d+\\.\\d+)*`). Atomic groups and
+  possessive repeats are trusted. The analysis runs on Python's own regex parser; a
+  pattern it cannot parse (syntax only the `regex` module has) is not analysed.
+* a `match.any` pattern without a required literal of 4 or more characters: the
+  prefilter cannot skip records for the rule, so it runs on every record;
+* with `strict`: a named group that nothing in the rule uses (explanation, let, fixes,
+  conditions, a backreference). Off by default: captures are also published as data (the
+  JSON report's `captures`, SARIF `properties.captures`), and the shipped rules keep
+  several for that (a rank, a pid, a size); `--strict` lists them;
+* a name in a template, expression or condition that no pattern captures, no `let`
+  computes and no fact provides;
+* a fix flag that some release of the rule's (or the fix's) range does not have, under
+  any spelling.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from sglang_doctor.engine import expr
+from sglang_doctor.engine.rules import Condition, Rule, required_literal, sre_constants, sre_parse
+
+MIN_HEAVY_REPEAT = 10  # a bounded repeat this large counts as unbounded for backtracking
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One lint problem, located in a rule file."""
+
+    path: str
+    line: int | None
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.rule}: {self.message}"
+
+
+# --- character sets as bitmasks: bits 0-255 are those code points, bit 256 "anything above" ----
+
+_OTHER = 1 << 256
+_ALL = (1 << 257) - 1
+
+
+def _bit(c: int) -> int:
+    return 1 << c if c < 256 else _OTHER
+
+
+def _span(lo: int, hi: int) -> int:
+    mask = 0
+    if lo < 256:
+        mask = ((1 << (min(hi, 255) + 1)) - 1) & ~((1 << lo) - 1)
+    return mask | (_OTHER if hi > 255 else 0)
+
+
+def _chars(s: str) -> int:
+    mask = 0
+    for ch in s:
+        mask |= _bit(ord(ch))
+    return mask
+
+
+_DIGIT = _span(48, 57)
+_SPACE = _chars(" \t\n\r\f\v")
+_WORD = _DIGIT | _span(65, 90) | _span(97, 122) | _bit(95)
+_LINEBREAK = _bit(10)
+_CATEGORIES = {
+    "CATEGORY_DIGIT": _DIGIT, "CATEGORY_NOT_DIGIT": _ALL & ~_DIGIT,
+    "CATEGORY_SPACE": _SPACE, "CATEGORY_NOT_SPACE": _ALL & ~_SPACE,
+    "CATEGORY_WORD": _WORD, "CATEGORY_NOT_WORD": _ALL & ~_WORD,
+    "CATEGORY_LINEBREAK": _LINEBREAK, "CATEGORY_NOT_LINEBREAK": _ALL & ~_LINEBREAK,
+}
+
+
+def _class_mask(items: list[tuple[Any, Any]], ignore_case: bool) -> int:
+    mask, negate = 0, False
+    for op, av in items:
+        name = str(op)
+        if name == "NEGATE":
+            negate = True
+        elif name == "LITERAL":
+            mask |= _literal_mask(av, ignore_case)
+        elif name == "RANGE":
+            mask |= _span(av[0], av[1])
+            if ignore_case:
+                mask |= _chars("".join(chr(c) for c in range(av[0], min(av[1], 255) + 1)).swapcase())
+        elif name == "CATEGORY":
+            mask |= _CATEGORIES.get(str(av), _ALL)
+        else:
+            mask = _ALL
+    return _ALL & ~mask if negate else mask
+
+
+def _literal_mask(c: int, ignore_case: bool) -> int:
+    m = _bit(c)
+    return m | _chars(chr(c).swapcase()) if ignore_case and c < 256 else m
+
+
+# --- sizes and alphabets of parsed sub-patterns ---------------------------------------------
+
+_INF = float("inf")
+_REPEATS = ("MAX_REPEAT", "MIN_REPEAT")
+
+
+@dataclass
+class _Shape:
+    """What a regex node can match, for the backtracking checks."""
+
+    lo: float  # shortest match
+    hi: float  # longest (inf)
+    first: int  # characters a match can start with
+    alph: int  # characters a match can contain
+
+
+class _Analyser:
+    def __init__(self, pattern: str) -> None:
+        self.parsed = sre_parse.parse(pattern)
+        flags = self.parsed.state.flags
+        self.ignore_case = bool(flags & sre_constants.SRE_FLAG_IGNORECASE)
+        self.dotall = bool(flags & sre_constants.SRE_FLAG_DOTALL)
+
+    def seq(self, items: Iterable[tuple[Any, Any]]) -> _Shape:
+        lo = hi = 0.0
+        first = alph = 0
+        open_start = True  # every item so far can match empty: the next one can start the match
+        for item in items:
+            s = self.item(item)
+            lo, hi, alph = lo + s.lo, hi + s.hi, alph | s.alph
+            if open_start:
+                first |= s.first
+                open_start = s.lo == 0
+        return _Shape(lo, hi, first, alph)
+
+    def item(self, item: tuple[Any, Any]) -> _Shape:
+        op, av = item
+        name = str(op)
+        if name == "LITERAL":
+            m = _literal_mask(av, self.ignore_case)
+            return _Shape(1, 1, m, m)
+        if name == "NOT_LITERAL":
+            m = _ALL & ~_literal_mask(av, self.ignore_case)
+            return _Shape(1, 1, m, m)
+        if name == "ANY":
+            m = _ALL if self.dotall else _ALL & ~_LINEBREAK
+            return _Shape(1, 1, m, m)
+        if name == "IN":
+            m = _class_mask(av, self.ignore_case)
+            return _Shape(1, 1, m, m)
+        if name in ("SUBPATTERN", "ATOMIC_GROUP"):
+            return self.seq(av[-1] if name == "SUBPATTERN" else av)
+        if name == "BRANCH":
+            shapes = [self.seq(b) for b in av[1]]
+            return _Shape(min(s.lo for s in shapes), max(s.hi for s in shapes),
+                          _or(s.first for s in shapes), _or(s.alph for s in shapes))
+        if name in (*_REPEATS, "POSSESSIVE_REPEAT"):
+            lo, hi, body = av
+            s = self.seq(body)
+            top = _INF if hi == sre_constants.MAXREPEAT else hi
+            return _Shape(lo * s.lo, top * s.hi if s.hi else 0, s.first, s.alph)
+        if name == "GROUPREF_EXISTS":
+            shapes = [self.seq(b) for b in av[1:] if b is not None] or [_Shape(0, 0, 0, 0)]
+            if av[2] is None:
+                shapes.append(_Shape(0, 0, 0, 0))
+            return _Shape(min(s.lo for s in shapes), max(s.hi for s in shapes),
+                          _or(s.first for s in shapes), _or(s.alph for s in shapes))
+        if name == "GROUPREF":
+            return _Shape(0, _INF, _ALL, _ALL)
+        return _Shape(0, 0, 0, 0)  # anchors, lookarounds: zero width
+
+    # -- the checks ---------------------------------------------------------------------
+
+    def problems(self) -> list[str]:
+        out: list[str] = []
+        for op, av in _walk(self.parsed):
+            if str(op) not in _REPEATS:
+                continue
+            lo, hi, body = av
+            if hi != sre_constants.MAXREPEAT and hi < MIN_HEAVY_REPEAT:
+                continue
+            why = self._ambiguous_body(body)
+            if why and why not in out:
+                out.append(why)
+        return out
+
+    def _ambiguous_body(self, body: Any) -> str | None:
+        parts = list(_flatten(body))
+        if len(parts) == 1 and str(parts[0][0]) == "BRANCH":
+            # (?:[^()]|\([^()]*\))*: the next character picks the alternative, so only what
+            # each alternative does inside matters.
+            alts = list(parts[0][1][1])
+            firsts = [self.seq(a) for a in alts]
+            if all(f.lo > 0 for f in firsts) and all(
+                    not (firsts[x].first & firsts[y].first) for x in range(len(alts)) for y in range(x + 1, len(alts))):
+                return next((why for why in (self._ambiguous_body(a) for a in alts) if why), None)
+        shapes = [self.item(p) for p in parts]
+        for i, (part, s) in enumerate(zip(parts, shapes)):
+            if s.lo == s.hi or not s.alph or str(part[0]) in ("ATOMIC_GROUP", "POSSESSIVE_REPEAT"):
+                continue  # fixed width, or never gives back: it cannot move an iteration boundary
+            others = [t for j, t in enumerate(shapes) if j != i and t.lo > 0]
+            if all(t.alph & ~s.alph == 0 for t in others):
+                return ("nested quantifier: a repeated group has a variable-length part that can also match "
+                        "its mandatory neighbours, e.g. (a+)+ or (\\w+\\s?)* - exponential backtracking on a "
+                        "line that does not match")
+        for op, av in _walk(body):
+            if str(op) != "BRANCH":
+                continue
+            alts = [self.seq(b) for b in av[1]]
+            for x in range(len(alts)):
+                for y in range(x + 1, len(alts)):
+                    a, b = alts[x], alts[y]
+                    both_empty = a.lo == 0 and b.lo == 0
+                    overlap = a.first & b.first and (a.alph & ~b.alph == 0 or b.alph & ~a.alph == 0)
+                    if both_empty or overlap:
+                        return ("overlapping alternatives under a repeat, e.g. (a|a)* or (\\d+|\\d+\\.\\d+)* - "
+                                "exponential backtracking on a line that does not match")
+        return None
+
+
+def _or(masks: Iterable[int]) -> int:
+    out = 0
+    for m in masks:
+        out |= m
+    return out
+
+
+def _flatten(items: Any) -> Iterator[tuple[Any, Any]]:
+    """The items of a sequence with plain groups opened up."""
+    for op, av in items:
+        if str(op) == "SUBPATTERN":
+            yield from _flatten(av[-1])
+        else:
+            yield op, av
+
+
+def _children(op: Any, av: Any) -> list[Any]:
+    name = str(op)
+    if name == "SUBPATTERN":
+        return [av[-1]]
+    if name == "BRANCH":
+        return list(av[1])
+    if name in _REPEATS:
+        return [av[2]]
+    if name in ("ASSERT", "ASSERT_NOT"):
+        return [av[1]]
+    if name == "GROUPREF_EXISTS":
+        return [b for b in av[1:] if b is not None]
+    return []  # atomic groups and possessive repeats never backtrack into themselves
+
+
+def _walk(items: Any) -> Iterator[tuple[Any, Any]]:
+    for op, av in items:
+        yield op, av
+        for child in _children(op, av):
+            yield from _walk(child)
+
+
+def backtrack_safe(pattern: str) -> bool:
+    """Python's parser reads the pattern and finds no backtracking hazard in it."""
+    try:
+        return not _Analyser(pattern).problems()
+    except Exception:  # `regex`-only syntax, or nesting Python's parser refuses: not known safe
+        return False
+
+
+def regex_problems(pattern: str) -> list[str]:
+    """Backtracking hazards of one pattern ([] when it cannot be analysed)."""
+    try:
+        return _Analyser(pattern).problems()
+    except Exception:  # `regex`-only syntax, or nesting Python's parser refuses
+        return []
+
+
+# --- names -----------------------------------------------------------------------------------
+
+
+def _expr_names(source: str) -> set[str]:
+    try:
+        tree = expr.compile_expr(source)
+    except expr.ExpressionError:
+        return set()
+    out: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            name = expr._dotted(node)
+            if name:
+                out.add(name)
+                return
+        if isinstance(node, ast.Call):
+            for a in node.args:
+                visit(a)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return out
+
+
+def _condition_names(conds: Iterable[Condition]) -> set[str]:
+    out: set[str] = set()
+    for c in conds:
+        for group in (c.any_of, c.all_of, [c.not_] if c.not_ is not None else None):
+            if group:
+                out |= _condition_names(group)
+        if c.fact:
+            out.add(c.fact)
+        if c.op == "expr" and isinstance(c.value, str):
+            out |= _expr_names(c.value)
+    return out
+
+
+def _used_names(rule: Rule) -> set[str]:
+    used = _condition_names(rule.conditions)
+    for part in rule.explanation_parts:
+        used |= set(expr.template_names(part.text)) | _condition_names(part.when)
+    for source in rule.let.values():
+        used |= _expr_names(str(source))
+    for fix in rule.fixes:
+        for t in (fix.value, fix.text, fix.flag, fix.name):  # a package/env name may be a template too
+            if t:
+                used |= set(expr.template_names(t))
+        used |= _condition_names(fix.when)
+    return used
+
+
+@lru_cache(maxsize=1)
+def known_facts() -> frozenset[str]:
+    """Every fact name the context sets (read off its source: `set("gpu.sm", …)`)."""
+    import inspect
+    import re
+
+    from sglang_doctor.facts import context
+
+    from sglang_doctor.launch.launch_env import FACTS  # (only when linting: see _FACT_FAMILIES)
+
+    names = set(re.findall(r"""\.set\(\s*["']([a-z_]+\.[a-z_.]+)["']""", inspect.getsource(context)))
+    return frozenset(names | {"server_args.truncated", *FACTS})
+
+
+_BUILTIN_NAMES = {"match_count"}
+# facts of any field or variable: server_args.<field>, env.<NAME>, env_set.<NAME> (launch_env.FACT_PREFIXES;
+# not imported here: rule loading imports this module, and launch_env pulls in the command parser)
+_FACT_FAMILIES = ("server_args.", "env.", "env_set.")
+
+
+def _unknown_names(rule: Rule, captures: set[str]) -> list[str]:
+    defined = captures | set(rule.let) | _BUILTIN_NAMES
+    out = []
+    for name in sorted(_used_names(rule)):
+        if name in defined or name.startswith(_FACT_FAMILIES) or name in known_facts():
+            continue
+        out.append(name)
+    return out
+
+
+# --- flags -----------------------------------------------------------------------------------
+
+
+def _flag_problems(rule: Rule) -> list[tuple[int, str]]:
+    from sglang_doctor.registry import flags
+    from sglang_doctor.registry.spelling import spell
+
+    out: list[tuple[int, str]] = []
+    releases = flags.releases()[-1:] if rule.versions.strip() == "*" else flags.releases_in_range(rule.versions)
+    if not releases:
+        return [(-1, f"versions {rule.versions!r} matches no known SGLang release")]
+    for i, fix in enumerate(rule.fixes):
+        if fix.kind != "flag" or not fix.flag or "{" in fix.flag:
+            continue
+        if fix.launcher == "router":
+            out.extend((i, msg) for msg in router_flag_problems(fix.flag, fix.versions))
+            continue
+        span = flags.releases_in_range(fix.versions) if fix.versions else releases
+        missing = [r for r in span if r in releases and spell(fix.flag, r) is None]
+        if missing:
+            where = f"{missing[0]}..{missing[-1]}" if len(missing) > 1 else missing[0]
+            out.append((i, f"fix flag {fix.flag} does not exist in {where} ({len(missing)} of the "
+                           f"rule's releases); narrow the fix with 'versions:' or the rule's range"))
+    return out
+
+
+def router_flag_problems(flag: str, versions: str | None) -> list[str]:
+    """Why a router flag fix is wrong: its sglang-router releases (all, without `versions`) must
+    all have the flag, as `sglang_router.launch_router` spells it."""
+    from sglang_doctor.registry import router_flags
+
+    try:
+        span = router_flags.releases_in_range(versions or "*")
+    except ValueError as exc:
+        return [f"router fix versions {versions!r}: {exc}"]
+    if not span:
+        return [f"router fix versions {versions!r} matches no known sglang-router release"]
+    missing = [r for r in span if not router_flags.flag_exists(flag, r, allow_abbrev=False)]
+    if not missing:
+        return []
+    have = router_flags.releases_with(flag)
+    if not have:
+        return [f"router fix flag {flag} is no sglang_router.launch_router flag of any sglang-router release"]
+    where = f"{missing[0]}..{missing[-1]}" if len(missing) > 1 else missing[0]
+    return [f"router fix flag {flag} does not exist in sglang-router {where} ({len(missing)} of {len(span)} "
+            f"releases; it is in {have[0]}..{have[-1]}); narrow the fix with 'versions:'"]
+
+
+# --- one rule ----------------------------------------------------------------------------------
+
+
+def _display_path(path: str | None) -> str:
+    if not path:
+        return "<rule>"
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+class _Lines:
+    """YAML line numbers of a rule file's fields (None when the file cannot be read again)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.node: Any = None
+        if path:
+            from sglang_doctor.read.safe_yaml import YamlError, load_yaml_with_node
+
+            try:
+                self.node = load_yaml_with_node(Path(path).read_text(encoding="utf-8", errors="replace"))[1]
+            except (OSError, YamlError):
+                self.node = None
+
+    def __call__(self, *loc: Any) -> int | None:
+        from sglang_doctor.read.safe_yaml import line_of
+
+        return line_of(self.node, loc) if self.node is not None else None
+
+
+def lint_rule(rule: Rule, strict: bool = False) -> list[Problem]:
+    path = _display_path(rule.path)
+    lines = _Lines(rule.path)
+    out: list[Problem] = []
+
+    def add(line: int | None, message: str) -> None:
+        out.append(Problem(path, line, rule.id, message))
+
+    captures: set[str] = set()
+    for kind in ("any", "require", "exclude"):
+        for i, p in enumerate(getattr(rule.match, kind)):
+            line = lines("match", kind, i, "regex")
+            for why in regex_problems(p.regex):
+                add(line, f"match.{kind}[{i}]: {why}")
+            if kind == "any" and required_literal(p.regex) is None:
+                add(line, f"match.any[{i}]: no literal of 4 or more characters every match contains, so the "
+                          "rule runs on every record (anchor it on a distinctive word)")
+            if kind != "exclude":
+                captures |= set(p.compiled.groupindex)
+    if rule.match.check:
+        from sglang_doctor.engine.checks import CHECK_CAPTURES
+
+        captures |= CHECK_CAPTURES.get(rule.match.check, frozenset())
+    used = _used_names(rule)
+    backrefs = " ".join(p.regex for kind in ("any", "require", "exclude") for p in getattr(rule.match, kind))
+    for kind in ("any", "require") if strict else ():
+        for i, p in enumerate(getattr(rule.match, kind)):
+            for name in p.compiled.groupindex:
+                if name not in used and f"(?P={name})" not in backrefs and f"\\g<{name}>" not in backrefs:
+                    add(lines("match", kind, i, "regex"),
+                        f"match.{kind}[{i}]: named group '{name}' is never used (explanation, let, fixes, "
+                        "conditions); make it (?:...) or use it")
+    for name in _unknown_names(rule, captures):
+        add(lines("explanation") or lines("let") or lines("fixes"),
+            f"'{name}' is used but no pattern captures it, no let computes it and no fact is called that")
+    for i, message in _flag_problems(rule):
+        add(lines("fixes", i, "flag") if i >= 0 else lines("versions"), message)
+    return out
+
+
+def lint_rules(rules: list[Rule], strict: bool = False) -> list[Problem]:
+    out: list[Problem] = []
+    for rule in rules:
+        out.extend(lint_rule(rule, strict))
+    return out
