@@ -16,6 +16,17 @@ from sglang_doctor import __version__
 
 SCHEMA_ID = "sglang-doctor/report/v1"
 Severity = Literal["error", "warning", "info"]
+# The one declaration of the severities, most severe first, and of what --fail-on accepts.
+SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
+SEVERITY_RANK: dict[str, int] = {s: i for i, s in enumerate(SEVERITIES)}
+FAIL_ON: tuple[str, ...] = SEVERITIES + ("never",)
+# The output formats (each a module of report/).
+FORMATS: tuple[str, ...] = ("text", "json", "sarif", "github", "markdown", "junit")
+
+
+def fails(severity: str, fail_on: str) -> bool:
+    """Whether a finding of `severity` fails a run under `--fail-on fail_on`."""
+    return fail_on != "never" and SEVERITY_RANK[severity] <= SEVERITY_RANK.get(fail_on, 0)
 
 
 @dataclass

@@ -10,15 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sglang_doctor.launch.command import (
-    Arg,
-    LaunchCommand,
-    apply_fixes,
-    extract_command,
-    parse_command,
-    redact,
-    render,
-)
+from sglang_doctor.fix.apply import apply_fixes
+from sglang_doctor.launch.command import Arg, LaunchCommand, extract_command, parse_command, render
+from sglang_doctor.policy.redact import redact_command as redact
 
 P = "python3 -m sglang.launch_server"
 

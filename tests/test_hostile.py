@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from sglang_doctor.engine import analyze as engine, scan
 from sglang_doctor.read import reader
 from sglang_doctor.cli.main import main
-from sglang_doctor.launch.command import apply_fixes, parse_command, render
+from sglang_doctor.fix.apply import apply_fixes
+from sglang_doctor.launch.command import parse_command, render
 from sglang_doctor.pipeline.run import Options, diagnose
 from sglang_doctor.read.reader import Line, clean, iter_chunks, iter_lines_from_binary, lines_of_chunk
 from sglang_doctor.read.records import MAX_RECORD_LINES, Segmenter, segment

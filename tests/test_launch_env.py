@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from sglang_doctor.launch.command import apply_fixes, extract_command, parse_command, redact, render
+from sglang_doctor.fix.apply import apply_fixes
+from sglang_doctor.launch.command import extract_command, parse_command, render
+from sglang_doctor.policy.redact import redact_command as redact
 from sglang_doctor.facts.context import Context
 from sglang_doctor.pipeline.run import Options, corrected_command, diagnose
 from sglang_doctor.launch.launch_env import launch_env, secret_name

@@ -9,7 +9,8 @@ import jsonschema
 import pytest
 
 from helpers_cli import run
-from sglang_doctor.launch.command import CO_LAUNCH, ROUTER, SERVER, apply_fixes, parse_command, render, router_image
+from sglang_doctor.fix.apply import apply_fixes
+from sglang_doctor.launch.command import CO_LAUNCH, ROUTER, SERVER, parse_command, render, router_image
 
 TIMEOUT = {"kind": "flag", "flag": "--worker-startup-timeout-secs", "action": "raise", "value": "1800",
            "launcher": "router"}

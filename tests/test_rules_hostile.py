@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from sglang_doctor.engine import scan
 from sglang_doctor.cli.main import main
-from sglang_doctor.ruledev.lint import regex_problems
+from sglang_doctor.engine.regex_safety import regex_problems
 from sglang_doctor.engine.rules import RuleLoadError, load_rules
 from rule_helpers import GOOD, write_rule
 
@@ -49,7 +49,8 @@ def refused_quickly(tmp_path: Path, text: str, match: str) -> str:
     tracemalloc.stop()
     msg = str(e.value)
     assert "\n" not in msg and "my-rule.yaml" in msg
-    assert elapsed < 1.0, elapsed
+    # A refusal, not a blow-up: bounded far above a normal load (~0.1 s) so a busy CI machine does not flake.
+    assert elapsed < 5.0, elapsed
     assert peak < 32 * 1024 * 1024, peak
     return msg
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 MTIME_SLACK_S = 2.0
 _FORMAT = 1  # of a cached rule-set file
@@ -48,9 +48,11 @@ def _stat(path: str, is_dir: bool) -> _Stat:
 class RuleCache:
     """The cached rule set for one list of rule directories (`version`: what else the key holds)."""
 
-    def __init__(self, dirs: list[Path], version: str) -> None:
+    def __init__(self, dirs: list[Path], version: str,
+                 list_files: Callable[[Path, list[str]], list[Path]]) -> None:
         from sglang_doctor._speed.cachefiles import cache_dir
 
+        self.list_files = list_files  # the engine's rule-file walk (it records the folders it read)
         self.dirs = [os.path.abspath(d) for d in dirs]
         self.version = version
         self.base = cache_dir()
@@ -104,14 +106,12 @@ class RuleCache:
         return key if isinstance(key, str) else None
 
     def _key_from_files(self) -> str | None:
-        from sglang_doctor.engine.rules import rule_files
-
         stats: list[_Stat] = []
         files: list[Path] = []
         try:
             for d in self.dirs:
                 walked: list[str] = []
-                files.extend(rule_files(Path(d), walked))
+                files.extend(self.list_files(Path(d), walked))
                 stats.extend(_stat(w, True) for w in walked)
             stats.extend(_stat(str(f), False) for f in files)  # before reading: a later edit shows
             h = _blake2(self.version.encode())

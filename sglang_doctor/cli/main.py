@@ -15,10 +15,9 @@ import click
 
 from sglang_doctor import __version__
 from sglang_doctor.read.reader import InputError, display_name
-from sglang_doctor.report import FORMATS
+from sglang_doctor.model import FAIL_ON, FORMATS, SEVERITY_RANK, fails
 from sglang_doctor.policy.suppress import DEFAULT_BASELINE
 
-FAIL_LEVELS = {"error": 0, "warning": 1, "info": 2}
 
 
 def _die(msg: str, code: int = 2) -> NoReturn:
@@ -63,10 +62,7 @@ def _load_rules(extra: tuple[str, ...] | list[str]) -> list[Any]:
 
 
 def _exit_code(summary: dict[str, int], fail_on: str) -> int:
-    if fail_on == "never":
-        return 0
-    limit = FAIL_LEVELS[fail_on]
-    return 1 if any(n and FAIL_LEVELS.get(sev, 99) <= limit for sev, n in summary.items()) else 0
+    return 1 if any(n and sev in SEVERITY_RANK and fails(sev, fail_on) for sev, n in summary.items()) else 0
 
 
 def _read_cmd_file(path: str) -> str:
@@ -94,7 +90,7 @@ def _quiet_broken_pipe() -> NoReturn:
 _common = [
     click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text", show_default=True,
                  help="Output format."),
-    click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error",
+    click.option("--fail-on", type=click.Choice(list(FAIL_ON)), default="error",
                  show_default=True, help="Exit 1 when a finding has at least this severity."),
     click.option("--rules", "rule_dirs", multiple=True, type=click.Path(), metavar="DIR",
                  help="Also load rules from DIR (repeatable)."),

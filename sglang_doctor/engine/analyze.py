@@ -19,7 +19,8 @@ from sglang_doctor.facts.context import Context
 from sglang_doctor.model import Evidence, Finding, FixOut, mark_consequence
 from sglang_doctor.read.records import Record, Segmenter, glog_time, parse_header
 from sglang_doctor.read.reader import Line, decode_line, lines_of_chunk
-from sglang_doctor.engine.rules import SEVERITY_RANK, Condition, Fix, Pattern, Rule
+from sglang_doctor.model import SEVERITY_RANK
+from sglang_doctor.engine.rules import Condition, Fix, Pattern, Rule
 from sglang_doctor.engine.rx import MATCH_TIMEOUT_S
 
 MAX_EVIDENCE = 5

@@ -24,7 +24,8 @@ from __future__ import annotations
 from typing import Any
 
 from sglang_doctor.model import Finding, mark_consequence
-from sglang_doctor.engine.rules import SEVERITY_RANK, Rule
+from sglang_doctor.model import SEVERITY_RANK
+from sglang_doctor.engine.rules import Rule
 
 _LATE = "~"  # sorts after any ISO timestamp: findings with no time go last
 

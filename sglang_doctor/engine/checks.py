@@ -40,9 +40,9 @@ def _router_flag_anywhere(flag: str, launcher: str) -> bool:
 
 
 def _router_release(ctx: Context) -> str | None:
-    from sglang_doctor.fix.router_spelling import router_release
+    from sglang_doctor.registry.router_flags import release_for
 
-    return router_release(ctx.get("router.version"))
+    return release_for(ctx.get("router.version"))
 
 
 def router_flag_unknown(ctx: Context) -> list[CheckHit]:

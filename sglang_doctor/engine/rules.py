@@ -16,18 +16,12 @@ from pathlib import Path
 from typing import Any, Literal, Union
 
 from sglang_doctor import __version__
+from sglang_doctor.model import Severity
 from sglang_doctor.engine import expr
 from sglang_doctor._speed.deferred import deferred_dataclass, materialize
-from sglang_doctor.engine.rx import RuleRegex
+from sglang_doctor.engine.rx import RuleRegex, sre_constants, sre_parse
 
-try:  # Python 3.11+ moved the regex parser; the old modules warn on import.
-    from re import _constants as sre_constants, _parser as sre_parse  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
 
-Severity = Literal["error", "warning", "info"]
-SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 FixKind = Literal["flag", "env", "docker", "package", "system", "note"]
 FixAction = Literal["set", "raise", "lower", "add", "remove"]
 # Whose command line a `flag` fix's flag belongs to: SGLang's launch flags (data/flags.json,
@@ -86,7 +80,7 @@ class Pattern:
     @cached_property
     def safe(self) -> bool:
         """No backtracking hazard (decided once, when the rule set is cached): `re` may run it."""
-        from sglang_doctor.ruledev.lint import backtrack_safe
+        from sglang_doctor.engine.regex_safety import backtrack_safe
 
         return backtrack_safe(self.regex)
 
@@ -145,7 +139,7 @@ class Condition:
     @cached_property
     def compiled(self) -> RuleRegex:
         """The pattern of an `op: matches` test (its safety decided when the rule set is cached)."""
-        from sglang_doctor.ruledev.lint import backtrack_safe
+        from sglang_doctor.engine.regex_safety import backtrack_safe
 
         return RuleRegex(str(self.value), backtrack_safe(str(self.value)))
 
@@ -525,7 +519,7 @@ def load_rules(extra_dirs: list[str] | None = None, builtin: bool = True, cache:
     if cache:
         from sglang_doctor._speed.rulecache import RuleCache
 
-        store = RuleCache(dirs, f"{__version__}/{CACHE_FORMAT}")
+        store = RuleCache(dirs, f"{__version__}/{CACHE_FORMAT}", rule_files)
         cached = store.load()
         if cached is not None:
             return cached

@@ -3,7 +3,7 @@
 `re` compiles rule patterns about three times faster than the `regex` module, and a run
 that never needs `regex` does not import it (together a fifth of a cold start). But `re`
 has no time limit, so it only gets what cannot run away: a pattern without a
-catastrophic-backtracking shape (`lint.backtrack_safe`, decided when the rule set is
+catastrophic-backtracking shape (`regex_safety.backtrack_safe`, decided when the rule set is
 validated and cached with it), searched in a text of at most FAST_MAX_CHARS. A hazardous
 pattern, one `re` cannot compile, or a giant record goes to `regex`, whose per-match
 timeout stops a runaway (TimeoutError). Both engines use ASCII classes, as the byte-level
@@ -14,6 +14,13 @@ from __future__ import annotations
 
 import re
 from typing import Any
+
+# Python's own regex parser, for the analyses of patterns (required literals, backtracking hazards).
+try:  # Python 3.11+ moved the regex parser; the old modules warn on import.
+    from re import _constants as sre_constants, _parser as sre_parse  # type: ignore[attr-defined]  # noqa: F401
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants  # type: ignore[no-redef]  # noqa: F401
+    import sre_parse  # type: ignore[no-redef]  # noqa: F401
 
 # Per-match time budget of the `regex` engine: a catastrophic user regex must not hang a run.
 MATCH_TIMEOUT_S = 0.25

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from datetime import datetime
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import re
 
 from sglang_doctor.read.records import Record
+
+if TYPE_CHECKING:
+    from sglang_doctor.launch.launch_env import LaunchEnv
 
 GIB = 1024**3 / 1e9  # GiB -> GB factor
 _BARE_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)|Exception)(?::|\()")
@@ -207,14 +210,30 @@ class Context:
             return
         self.set("launch.docker", cmd.docker is not None, self.command_line)
         self.set("launch.kind", cmd.kind, self.command_line)  # server, router or router-server
-        from sglang_doctor.launch.launch_env import launch_env, set_facts
+        from sglang_doctor.launch.launch_env import launch_env
 
-        set_facts(self, launch_env(cmd), self.command_line)
+        self._set_env_facts(launch_env(cmd), self.command_line)
         for a in cmd.args:
             if not a.flag.startswith("--"):
                 continue
             field = a.flag[2:].replace("-", "_")
             self.launch_args[field] = _typed(a.value)
+
+    def _set_env_facts(self, env: LaunchEnv, line: int | None) -> None:
+        """`env.NAME` (value, when known) and `env_set.NAME` for each variable; `launch.env_file`.
+
+        Facts the log already gave (it shows what the process really saw) are not overwritten.
+        """
+        from sglang_doctor.launch import launch_env as launch_env_mod
+
+        for name, var in env.vars.items():
+            note = f"from the launch command ({var.source})"
+            known = var.is_set and var.value is not None
+            self.set(f"env_set.{name}", var.is_set, line, None if known else note, overwrite=False)
+            if known:
+                self.set(f"env.{name}", launch_env_mod.shown_value(name, var.value), line, note, overwrite=False)
+        if env.env_files:
+            self.set("launch.env_file", ", ".join(env.env_files), line, overwrite=False)
 
     def finish(self) -> None:
         self.handled_lines.sort()  # (a traceback's own notices come in after earlier lines)

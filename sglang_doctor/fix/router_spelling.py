@@ -23,15 +23,6 @@ def _launcher_of(command: str | None) -> str | None:
     return cmd.router_launcher if cmd is not None else None
 
 
-def router_release(version: Any) -> str | None:
-    """The registry release for a stated sglang-router version, or None (not stated / unknown)."""
-    if not version:
-        return None
-    from sglang_doctor.registry import router_flags
-
-    return router_flags.registry_release(str(version).strip())
-
-
 def spell_router_fixes(findings: list[Finding], version: Any, command: str | None) -> None:
     """Respell each router flag fix for the command's launcher and the router release, in place."""
     fixes = [fix for f in findings for fix in f.fixes if fix.launcher == "router" and fix.flag]
@@ -39,7 +30,7 @@ def spell_router_fixes(findings: list[Finding], version: Any, command: str | Non
         return
     from sglang_doctor.registry import router_flags
 
-    release = router_release(version)
+    release = router_flags.release_for(version)
     launcher = _launcher_of(command) or "launch_router"
     for f in findings:
         kept = []

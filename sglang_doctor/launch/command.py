@@ -26,13 +26,14 @@ Public API::
 
 from __future__ import annotations
 
-import copy
 import re
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
+
+from sglang_doctor.launch.shell import (ASSIGN_RE, NUMBER_RE, SAFE_RE, VAR_REF_RE, Tok, basename, join_raw, lex,
+                                         pythonish, simple_commands, strip_keywords)
 
 __all__ = [
     "CO_LAUNCH",
@@ -42,10 +43,8 @@ __all__ = [
     "Arg",
     "DockerPart",
     "LaunchCommand",
-    "apply_fixes",
     "extract_command",
     "parse_command",
-    "redact",
     "render",
     "router_image",
 ]
@@ -181,216 +180,27 @@ class LaunchCommand:
                 return v
         return None
 
+    def set_value(self, a: Arg, values: list[str]) -> None:
+        """Give argument `a` new value(s), written the way the user wrote it (`--flag=value`, attached)."""
+        a.value, a.extra = values[0], list(values[1:])
+        if a.uses_equals:
+            a.written = f"{a.spelled}={self.quote(a.value)}"
+        elif a.attached:
+            a.written = a.spelled + self.quote(a.value)
+        elif not a.flag:
+            a.written = self.quote(a.value)
+
     def quote(self, value: str) -> str:
         raw = self.quoting.get(value)
         if raw is not None:
             return raw
-        if value and (_SAFE_RE.match(value) or _VAR_REF_RE.match(value)):
+        if value and (SAFE_RE.match(value) or VAR_REF_RE.match(value)):
             return value  # placeholders like $HF_TOKEN must stay bare to be expanded
         return shlex.quote(value)
 
 
-# --------------------------------------------------------------------------- lexer
+# --------------------------------------------------------------------------- parse
 
-
-@dataclass(frozen=True)
-class _Tok:
-    """A shell token: its kind, its text as written and its value once unquoted."""
-
-    kind: str  # 'word' | 'sep' | 'redir'
-    raw: str
-    value: str
-    start: int
-    end: int
-
-
-_SPACE = " \t\r\f\v"
-_OPERATOR_CHARS = ";&|<>()"
-_SEP_RE = re.compile(r";;|&&|\|\||\|&|[;&|()]")
-_REDIR_RE = re.compile(r"&>>?|\d*(?:>>|>&|>\||<>|<<<|<<-?|<&|>|<)")
-_SAFE_RE = re.compile(r"^[\w@%+=:,./-]+$", re.ASCII)  # what shlex.quote leaves bare
-_VAR_REF_RE = re.compile(r"^(?:[A-Za-z_]\w*=)?\$(?:[A-Za-z_]\w*|\{[A-Za-z_]\w*\})$")
-_ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_NUMBER_RE = re.compile(r"^-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
-
-
-def _match_close(text: str, i: int) -> int:
-    """Index just past the bracket closing text[i] ('(' or '{'), skipping quoted parts."""
-    open_c = text[i]
-    close_c = ")" if open_c == "(" else "}"
-    depth, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "'":
-            j = text.find("'", i + 1)
-            i = n if j < 0 else j + 1
-            continue
-        if c == '"':
-            i = _skip_dquote(text, i + 1)
-            continue
-        if c == open_c:
-            depth += 1
-        elif c == close_c:
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return n
-
-
-def _skip_dquote(text: str, i: int) -> int:
-    n = len(text)
-    while i < n:
-        if text[i] == "\\":
-            i += 2
-        elif text[i] == '"':
-            return i + 1
-        else:
-            i += 1
-    return n
-
-
-def _lex_dquote(text: str, i: int, buf: list[str]) -> int:
-    """Consume a double-quoted body starting at i; return the index past the closing quote."""
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            return i + 1
-        if c == "\\" and i + 1 < n:
-            nxt = text[i + 1]
-            if nxt == "\n":  # line continuation inside quotes
-                i += 2
-                continue
-            if nxt in '"\\':  # the only escapes shlex honours; \$ and \` stay verbatim
-                buf.append(nxt)
-                i += 2
-                continue
-        if c == "$" and i + 1 < n and text[i + 1] in "({":
-            j = _match_close(text, i + 1)
-            buf.append(text[i:j])
-            i = j
-            continue
-        buf.append(c)
-        i += 1
-    return n  # unterminated quote: be lenient, take the rest
-
-
-def _lex_word(text: str, i: int) -> _Tok:
-    start, n = i, len(text)
-    buf: list[str] = []
-    while i < n:
-        c = text[i]
-        if c in _SPACE or c == "\n" or c in _OPERATOR_CHARS:
-            if i == start:  # never stall: an operator the callers did not match becomes a word
-                buf.append(c)
-                i += 1
-            break
-        if c == "\\":
-            if i + 1 >= n:
-                buf.append(c)
-                i += 1
-            elif text[i + 1] == "\n":
-                i += 2
-            elif text.startswith("\r\n", i + 1):
-                i += 3
-            else:
-                buf.append(text[i + 1])
-                i += 2
-        elif c == "'":
-            j = text.find("'", i + 1)
-            j = n if j < 0 else j
-            buf.append(text[i + 1 : j])
-            i = j + 1
-        elif c == '"':
-            i = _lex_dquote(text, i + 1, buf)
-        elif c == "$" and i + 1 < n and text[i + 1] in "({":
-            j = _match_close(text, i + 1)
-            buf.append(text[i:j])
-            i = j
-        elif c == "`":
-            j = i + 1
-            while j < n and text[j] != "`":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            buf.append(text[i:j])
-            i = j
-        else:
-            buf.append(c)
-            i += 1
-    i = min(i, n)
-    return _Tok("word", text[start:i], "".join(buf), start, i)
-
-
-def _lex(text: str) -> list[_Tok]:
-    toks: list[_Tok] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c in _SPACE:
-            i += 1
-        elif c == "\\" and text.startswith("\n", i + 1):
-            i += 2
-        elif c == "\\" and text.startswith("\r\n", i + 1):
-            i += 3
-        elif c == "#":  # comments start only at a word boundary, as in bash
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif c == "\n":
-            toks.append(_Tok("sep", c, c, i, i + 1))
-            i += 1
-        elif m := _REDIR_RE.match(text, i):
-            toks.append(_Tok("redir", m.group(), m.group(), i, m.end()))
-            i = m.end()
-        elif m := _SEP_RE.match(text, i):
-            toks.append(_Tok("sep", m.group(), m.group(), i, m.end()))
-            i = m.end()
-        else:
-            tok = _lex_word(text, i)
-            toks.append(tok)
-            i = tok.end
-    return toks
-
-
-def _simple_commands(toks: list[_Tok]) -> Iterator[list[_Tok]]:
-    cur: list[_Tok] = []
-    for t in toks:
-        if t.kind == "sep":
-            if cur:
-                yield cur
-            cur = []
-        else:
-            cur.append(t)
-    if cur:
-        yield cur
-
-
-_LEADING_KEYWORDS = {"then", "do", "else", "{", "!"}
-
-
-def _strip_keywords(toks: list[_Tok]) -> list[_Tok]:
-    i = 0
-    while i < len(toks) and toks[i].kind == "word" and toks[i].raw in _LEADING_KEYWORDS:
-        i += 1
-    return toks[i:]
-
-
-def _join_raw(toks: list[_Tok]) -> str:
-    """Original text of the tokens on one line: adjacent tokens (2>&1) stay glued."""
-    out: list[str] = []
-    prev_end = None
-    for t in toks:
-        if out and t.start != prev_end:
-            out.append(" ")
-        out.append(t.raw)
-        prev_end = t.end
-    return "".join(out)
-
-
-# --------------------------------------------------------------------------- parsing
 
 _MODULES = {
     "sglang.launch_server": SERVER,
@@ -407,40 +217,31 @@ _DOCKER_BINS = {"docker", "podman", "nvidia-docker"}
 _NOT_LAUNCHERS = {"echo", "printf", "cat", "grep", "ps", "pkill", "kill", "which", "type"}
 
 
-def _basename(word: str) -> str:
-    return word.rstrip("/").rsplit("/", 1)[-1]
-
-
-def _pythonish(word: str) -> bool:
-    # $PYTHON / ${PY_BIN} cannot be resolved, so any variable counts as an interpreter
-    return word.startswith("$") or "python" in _basename(word).lower() or _basename(word) in ("py", "pypy", "pypy3")
-
-
 def _launcher_end(words: list[str]) -> tuple[int, str] | None:
     """(index just past the sglang or router entry point within words, kind), or None."""
-    if not words or _basename(words[0]) in _NOT_LAUNCHERS:
+    if not words or basename(words[0]) in _NOT_LAUNCHERS:
         return None
     for j, w in enumerate(words):
         nxt = words[j + 1] if j + 1 < len(words) else None
         after = words[j + 2] if j + 2 < len(words) else None
         if w == "-m" and (nxt in _MODULES or (nxt == "sglang_router" and after in _ROUTER_SUBCOMMANDS)):
             # -m first: the interpreter lives in docker's --entrypoint
-            if j == 0 or any(_pythonish(p) for p in words[:j]):
+            if j == 0 or any(pythonish(p) for p in words[:j]):
                 if nxt == "sglang_router":
                     return j + 3, _ROUTER_SUBCOMMANDS[str(after)]
                 return j + 2, _MODULES[str(nxt)]
-        elif _basename(w) == "sglang" and nxt == "serve":
+        elif basename(w) == "sglang" and nxt == "serve":
             return j + 2, SERVER
-        elif _basename(w) in _ROUTER_SCRIPTS and nxt in _ROUTER_SUBCOMMANDS:
+        elif basename(w) in _ROUTER_SCRIPTS and nxt in _ROUTER_SUBCOMMANDS:
             return j + 2, _ROUTER_SUBCOMMANDS[str(nxt)]
-        elif _basename(w) in ("launch_server.py", "launch_router.py") and any(_pythonish(p) for p in words[:j]):
+        elif basename(w) in ("launch_server.py", "launch_router.py") and any(pythonish(p) for p in words[:j]):
             return j + 1, _script_kind(w)
     return None
 
 
 def _script_kind(path: str) -> str:
     """What a launcher script run by path starts: sglang_router/launch_server.py is the co-launch."""
-    if _basename(path) == "launch_router.py":
+    if basename(path) == "launch_router.py":
         return ROUTER
     parts = path.rstrip("/").split("/")
     return CO_LAUNCH if len(parts) > 1 and parts[-2] == "sglang_router" else SERVER
@@ -453,10 +254,10 @@ def router_image(image: str) -> bool:
 
 def _is_option(word: str) -> bool:
     # values may start with '-' only when they are numbers: --foo -1
-    return len(word) > 1 and word.startswith("-") and not _NUMBER_RE.match(word)
+    return len(word) > 1 and word.startswith("-") and not NUMBER_RE.match(word)
 
 
-def _parse_args(words: list[_Tok], aliases: Mapping[str, str]) -> list[Arg]:
+def _parse_args(words: list[Tok], aliases: Mapping[str, str]) -> list[Arg]:
     args: list[Arg] = []
     i, n = 0, len(words)
     only_positional = False
@@ -528,7 +329,7 @@ def _docker_takes_value(canon: str) -> bool:
     return canon in _DOCKER_VALUE_OPTS
 
 
-def _parse_docker_options(words: list[_Tok]) -> tuple[list[Arg], int]:
+def _parse_docker_options(words: list[Tok]) -> tuple[list[Arg], int]:
     """Options up to the image; returns them and the image's index (len(words) if none)."""
     opts: list[Arg] = []
     i, n = 0, len(words)
@@ -569,7 +370,7 @@ def _parse_docker_options(words: list[_Tok]) -> tuple[list[Arg], int]:
     return opts, n
 
 
-def _sound(tok: _Tok) -> _Tok:
+def _sound(tok: Tok) -> Tok:
     """tok, or a re-quoted copy when its text would not survive being followed by more words.
 
     An unterminated quote or $( swallows the rest of the line; rendering it verbatim
@@ -577,15 +378,15 @@ def _sound(tok: _Tok) -> _Tok:
     """
     if not any(c in tok.raw for c in "'\"\\$`"):
         return tok  # nothing that could open a quote or a substitution (most words)
-    again = _lex(tok.raw + " ;")
+    again = lex(tok.raw + " ;")
     if len(again) == 2 and again[0].kind == "word" and again[0].value == tok.value and again[1].raw == ";":
         return tok
-    return _Tok(tok.kind, shlex.quote(tok.value), tok.value, tok.start, tok.end)
+    return Tok(tok.kind, shlex.quote(tok.value), tok.value, tok.start, tok.end)
 
 
-def _parse_simple(toks: list[_Tok], aliases: Mapping[str, str]) -> LaunchCommand | None:
-    toks = [_sound(t) if t.kind == "word" else t for t in _strip_keywords(toks)]
-    words: list[_Tok] = []
+def _parse_simple(toks: list[Tok], aliases: Mapping[str, str]) -> LaunchCommand | None:
+    toks = [_sound(t) if t.kind == "word" else t for t in strip_keywords(toks)]
+    words: list[Tok] = []
     redirects: list[str] = []
     i = 0
     while i < len(toks):
@@ -595,7 +396,7 @@ def _parse_simple(toks: list[_Tok], aliases: Mapping[str, str]) -> LaunchCommand
             if i + 1 < len(toks) and toks[i + 1].kind == "word":
                 group.append(toks[i + 1])
                 i += 1
-            redirects.append(_join_raw(group))
+            redirects.append(join_raw(group))
         else:
             words.append(t)
         i += 1
@@ -603,7 +404,7 @@ def _parse_simple(toks: list[_Tok], aliases: Mapping[str, str]) -> LaunchCommand
     quoting = {w.value: w.raw for w in reversed(words)}
     i = 0
     env: list[tuple[str, str]] = []
-    while i < len(words) and _ASSIGN_RE.match(words[i].raw):
+    while i < len(words) and ASSIGN_RE.match(words[i].raw):
         name, val = words[i].value.split("=", 1)
         env.append((name, val))
         i += 1
@@ -612,7 +413,7 @@ def _parse_simple(toks: list[_Tok], aliases: Mapping[str, str]) -> LaunchCommand
     docker: DockerPart | None = None
     start = i
     d = next(
-        (j for j in range(i, min(i + 4, len(words))) if _basename(values[j]) in _DOCKER_BINS),
+        (j for j in range(i, min(i + 4, len(words))) if basename(values[j]) in _DOCKER_BINS),
         None,
     )
     if d is not None:
@@ -659,7 +460,7 @@ def _find_launch(text: str, aliases: Mapping[str, str], depth: int = 0) -> tuple
     """
     from sglang_doctor.launch.launch_env import env_statement, relevant
 
-    simples = [_strip_keywords(s) for s in _simple_commands(_lex(text))]
+    simples = [strip_keywords(s) for s in simple_commands(lex(text))]
     preamble: list[tuple[list[str], str]] = []
     for s in simples:
         cmd = _parse_simple(s, aliases)
@@ -667,10 +468,10 @@ def _find_launch(text: str, aliases: Mapping[str, str], depth: int = 0) -> tuple
             keep = relevant([words for words, _ in preamble])
             preamble = [p for p, k in zip(preamble, keep) if k]
             cmd.preamble = [words for words, _ in preamble]
-            return cmd, "; ".join([raw for _, raw in preamble] + [_join_raw(s)])
+            return cmd, "; ".join([raw for _, raw in preamble] + [join_raw(s)])
         words = [t.value for t in s if t.kind == "word"]
         if len(words) == len(s) and env_statement(words):  # (no redirections: a plain statement)
-            preamble.append((words, _join_raw(s)))
+            preamble.append((words, join_raw(s)))
     if depth >= 3:
         return None
     for s in simples:
@@ -754,11 +555,11 @@ def _yaml_scalar(v: Any) -> str:
 
 
 def _export_word(name: str, value: str | None) -> str | None:
-    if not _ASSIGN_RE.match(name + "="):
+    if not ASSIGN_RE.match(name + "="):
         return None
     if value is None:
         return name
-    return f"{name}={value if _SAFE_RE.match(value) or _VAR_REF_RE.match(value) else shlex.quote(value)}"
+    return f"{name}={value if SAFE_RE.match(value) or VAR_REF_RE.match(value) else shlex.quote(value)}"
 
 
 def _yaml_env(node: dict[Any, Any]) -> list[str]:
@@ -818,204 +619,6 @@ def extract_command(text: str, filename: str | None = None) -> str | None:
 # --------------------------------------------------------------------------- fixes
 
 
-def _attr(fix: Any, key: str) -> Any:
-    v = fix.get(key) if isinstance(fix, Mapping) else getattr(fix, key, None)
-    return v.value if isinstance(v, Enum) else v
-
-
-def _fix_values(v: Any) -> list[str] | None:
-    """A list/tuple value means several tokens (nargs); a string is always one token."""
-    if v is None:
-        return None
-    if isinstance(v, (list, tuple)):
-        return [str(x) for x in v] or None
-    if isinstance(v, bool):
-        return ["true" if v else "false"]
-    return [str(v)]
-
-
-_SIZE_RE = re.compile(r"^(\d+(?:\.\d+)?|\.\d+)\s*([kmgtp]?)(?:i?b)?$", re.I)
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
-
-
-def _as_number(v: str | None) -> float | None:
-    """Plain numbers and docker sizes (16g, 512m) so raise/lower can compare."""
-    if v is None:
-        return None
-    v = v.strip()
-    if _NUMBER_RE.match(v):
-        return float(v)
-    m = _SIZE_RE.match(v)
-    return float(m.group(1)) * _UNITS[m.group(2).lower()] if m else None
-
-
-def _satisfied(action: str, current: str | None, target: str) -> bool:
-    """raise/lower never move a value the wrong way: already high (low) enough counts as done."""
-    cur, new = _as_number(current), _as_number(target)
-    if cur is None or new is None:
-        return False
-    return (action == "raise" and cur >= new) or (action == "lower" and cur <= new)
-
-
-def _set_value(cmd: LaunchCommand, a: Arg, values: list[str]) -> None:
-    a.value, a.extra = values[0], list(values[1:])
-    if a.uses_equals:  # keep the user's --flag=value style
-        a.written = f"{a.spelled}={cmd.quote(a.value)}"
-    elif a.attached:
-        a.written = a.spelled + cmd.quote(a.value)
-    elif not a.flag:
-        a.written = cmd.quote(a.value)
-
-
-def _apply_flag(cmd: LaunchCommand, flag: str, action: str, values: list[str] | None, router: bool = False) -> bool:
-    """Edit one flag. ``router``: a router flag (launch_router spelling), else an SGLang launch flag;
-    each goes only on a command whose entry point takes it."""
-    if "=" in flag and values is None:
-        flag, v = flag.split("=", 1)
-        values = [v]
-    if router:
-        launcher = cmd.router_launcher
-        if launcher is None:
-            return False  # an SGLang-only launch: the router runs elsewhere
-        from sglang_doctor.registry.router_flags import spell
-
-        spelled = spell(flag, None, launcher)
-        if spelled is None and action != "remove":  # (a removal takes the flag as the user typed it)
-            return False
-        flag = spelled or flag
-    elif not cmd.takes_server_flags:
-        return False  # a router-only launch takes no SGLang launch flag
-    flag = cmd.canon(flag)
-    hits = [a for a in cmd.args if a.flag == flag]
-    if action == "remove":
-        cmd.args = [a for a in cmd.args if a.flag != flag]
-        return True
-    if values is None:
-        if action in ("raise", "lower"):
-            return False  # the target value is unknown: nothing sensible to write
-        if not hits:
-            if router:
-                from sglang_doctor.registry.router_flags import takes_value
-            else:
-                from sglang_doctor.registry.flags import takes_value
-
-            if action == "set" and takes_value(flag):
-                return False  # a flag that needs a value the fix does not know: not written bare
-            cmd.args.append(Arg(flag, flag))
-        return True
-    if action in ("raise", "lower") and hits and _satisfied(action, hits[-1].value, values[0]):
-        return True
-    if hits:
-        for a in hits:  # every occurrence, so a later duplicate cannot override the fix
-            _set_value(cmd, a, values)
-    else:
-        cmd.args.append(Arg(flag, flag, values[0], extra=list(values[1:])))
-    return True
-
-
-def _docker_key(flag: str, value: str | None) -> str | None:
-    """Identity of one entry of a repeatable docker option (-e NAME=..., --ulimit memlock=...)."""
-    if value is None:
-        return None
-    if flag in ("--env", "--ulimit", "--sysctl", "--label", "--log-opt", "--storage-opt", "--annotation"):
-        return value.split("=", 1)[0]
-    if flag in ("--security-opt", "--add-host"):
-        return re.split(r"[=:]", value, maxsplit=1)[0]
-    if flag == "--volume":
-        parts = value.split(":")
-        return parts[1] if len(parts) > 1 else parts[0]
-    if flag == "--tmpfs":
-        return value.split(":", 1)[0]
-    return value
-
-
-_DOCKER_REPEATABLE = {
-    "--env", "--volume", "--publish", "--device", "--ulimit", "--cap-add", "--cap-drop",
-    "--security-opt", "--add-host", "--label", "--mount", "--tmpfs", "--sysctl", "--env-file",
-    "--log-opt", "--dns", "--group-add", "--link", "--expose", "--volumes-from", "--storage-opt",
-    "--annotation", "--device-cgroup-rule", "--label-file",
-}  # fmt: skip
-
-
-def _apply_docker(cmd: LaunchCommand, flag: str, action: str, values: list[str] | None) -> bool:
-    docker = cmd.docker
-    if docker is None:
-        return False
-    if "=" in flag and flag.startswith("--") and values is None:
-        flag, v = flag.split("=", 1)
-        values = [v]
-    flag = _docker_canon(flag)
-    value = " ".join(values) if values is not None else None
-    key = _docker_key(flag, value) if flag in _DOCKER_REPEATABLE else None
-
-    def same(o: Arg) -> bool:
-        return o.flag == flag and (key is None or _docker_key(flag, o.value) == key)
-
-    hits = [o for o in docker.options if same(o)]
-    if action == "remove":
-        docker.options = [o for o in docker.options if not same(o)]
-        return True
-    if value is None:
-        if action in ("raise", "lower"):
-            return False
-        if not any(o.flag == flag for o in docker.options):
-            docker.options.append(Arg(flag, flag))
-        return True
-    if action in ("raise", "lower") and hits and _satisfied(action, hits[-1].value, value):
-        return True
-    if hits:
-        for o in hits:
-            _set_value(cmd, o, [value])
-    else:
-        spelled = "-e" if flag == "--env" else flag  # the form everyone writes
-        new = Arg(flag, spelled, value)
-        same_kind = [k for k, o in enumerate(docker.options) if o.flag == flag]
-        docker.options.insert(same_kind[-1] + 1 if same_kind else len(docker.options), new)
-    return True
-
-
-def _apply_env(cmd: LaunchCommand, name: str, action: str, values: list[str] | None, wrapper: bool = False) -> bool:
-    from sglang_doctor.launch.env_edit import apply_env  # (it builds on this module's helpers)
-
-    return apply_env(cmd, name, action, " ".join(values) if values is not None else None, wrapper)
-
-
-def apply_fixes(cmd: LaunchCommand, fixes: list[Any], env_wrapper: bool = False) -> tuple[LaunchCommand, list[bool]]:
-    """Apply fixes to a copy of cmd; returns (new command, applied flags).
-
-    ``env_wrapper``: write env fixes of a plain launch as ``env NAME=VALUE python …``
-    (a compose / Kubernetes command, which no shell reads) instead of a ``NAME=VALUE`` prefix.
-
-    A fix is a dict or an object with ``kind``, ``flag``, ``name``, ``action``,
-    ``value`` (enums allowed), and ``launcher: router`` for a router flag (respelled for a
-    ``sglang_router.launch_server`` command). ``applied[i]`` is True when the new command
-    embodies fix i (edited, or already satisfied), False when it cannot be expressed in the
-    command: package/system/note fixes, raise/lower without a target value, a docker fix on
-    a command that is not ``docker run``, a router flag on an SGLang-only launch or an SGLang
-    flag on a router-only one, a fix missing its flag/name.
-    The input is never modified; applying the same fixes twice is a no-op.
-    """
-    new = copy.deepcopy(cmd)
-    applied: list[bool] = []
-    for fix in fixes:
-        kind = str(_attr(fix, "kind") or "").lower()
-        action = str(_attr(fix, "action") or "set").lower()
-        values = _fix_values(_attr(fix, "value"))
-        flag, name = _attr(fix, "flag"), _attr(fix, "name")
-        if action not in ("set", "raise", "lower", "add", "remove"):
-            ok = False
-        elif kind == "flag" and flag:
-            ok = _apply_flag(new, str(flag), action, values, str(_attr(fix, "launcher") or "") == "router")
-        elif kind == "docker" and flag:
-            ok = _apply_docker(new, str(flag), action, values)
-        elif kind == "env" and name:
-            ok = _apply_env(new, str(name), action, values, env_wrapper)
-        else:
-            ok = False
-        applied.append(ok)
-    return new, applied
-
-
 # --------------------------------------------------------------------------- render
 
 
@@ -1049,64 +652,3 @@ def render(cmd: LaunchCommand, multiline: bool = False) -> str:
     if not multiline:
         return " ".join(t for line in lines for t in line)
     return " \\\n  ".join(" ".join(line) for line in lines if line)
-
-
-# --------------------------------------------------------------------------- redact
-
-_SECRET_FLAGS = {"--api-key", "--admin-api-key", "--ssl-keyfile-password"}
-# whole name parts only: --tokenizer-path, --hf-token-file, TOKENIZERS_PARALLELISM are not secrets
-_SECRET_FLAG_RE = re.compile(r"(?:^|-)(?:api-key|token|password|secret)$", re.I)
-_SECRET_ENV_RE = re.compile(r"(?:^|_)[A-Z0-9]*(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD)(?:_|$)", re.I)
-_HF_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{16,}")
-
-
-def _scrub(s: str) -> str:
-    return _HF_TOKEN_RE.sub("$HF_TOKEN", s)
-
-
-def redact(cmd: LaunchCommand) -> LaunchCommand:
-    """Copy of cmd with secrets replaced by ``$NAME`` placeholders the user can export.
-
-    ``--api-key`` -> ``$SGLANG_API_KEY`` (likewise other secret flags), env vars named
-    like TOKEN/KEY/SECRET/PASSWORD -> ``$NAME`` (prefix and docker -e), and any
-    ``hf_...`` token anywhere -> ``$HF_TOKEN``.
-    """
-    new = copy.deepcopy(cmd)
-    removed: set[str] = set()  # old values whose original text must not come back via the memo
-
-    def secret_env(name: str, value: str) -> bool:
-        # an existing $VAR reference leaks nothing
-        return bool(_SECRET_ENV_RE.search(name)) and bool(value) and not _VAR_REF_RE.match(value)
-
-    def fix_arg(a: Arg, placeholder: str | None) -> None:
-        if a.value is None:
-            return
-        vals = [placeholder] if placeholder else [_scrub(x) for x in a.values]
-        if vals != a.values:
-            removed.update(a.values)
-            _set_value(new, a, vals)
-
-    env: list[tuple[str, str]] = []
-    for k, v in new.env_prefix:
-        nv = f"${k}" if secret_env(k, v) else _scrub(v)
-        if nv != v:
-            removed.update((v, f"{k}={v}"))
-        env.append((k, nv))
-    new.env_prefix = env
-    if new.docker is not None:
-        d = new.docker
-        d.command = [_scrub(w) for w in d.command]
-        d.image = _scrub(d.image)
-        for o in d.options:
-            name, _, val = (o.value or "").partition("=")
-            fix_arg(o, f"{name}=${name}" if o.flag == "--env" and secret_env(name, val) else None)
-    new.launcher = [_scrub(w) for w in new.launcher]
-    for a in new.args:
-        secret = a.flag in _SECRET_FLAGS or bool(a.flag and _SECRET_FLAG_RE.search(a.flag.lstrip("-")))
-        if secret and a.value and not _VAR_REF_RE.match(a.value):
-            fix_arg(a, "$SGLANG_" + a.flag.lstrip("-").upper().replace("-", "_"))
-        else:
-            fix_arg(a, None)
-    new.redirects = [_scrub(r) for r in new.redirects]
-    new.quoting = {k: raw for k, raw in new.quoting.items() if k not in removed and _scrub(raw) == raw}
-    return new

@@ -24,11 +24,10 @@ from typing import TYPE_CHECKING
 
 import re
 
-from sglang_doctor.launch.command import _basename, _pythonish
+from sglang_doctor.launch.shell import basename, pythonish
 
 if TYPE_CHECKING:
     from sglang_doctor.launch.command import LaunchCommand
-    from sglang_doctor.facts.context import Context
 
 REDACTED = "<redacted>"
 FACT_PREFIXES = ("env.", "env_set.")  # fact families of one variable each (for the linter)
@@ -202,8 +201,8 @@ _ENV_VALUE_OPTS = {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}
 
 def env_wrapper(launcher: list[str]) -> Wrapper | None:
     """The first `env` word of the launcher (before the interpreter), parsed like coreutils env."""
-    interp = next((i for i, w in enumerate(launcher) if _pythonish(w) or _basename(w) == "sglang"), len(launcher))
-    start = next((i for i, w in enumerate(launcher[:interp]) if _basename(w) == "env"), None)
+    interp = next((i for i, w in enumerate(launcher) if pythonish(w) or basename(w) == "sglang"), len(launcher))
+    start = next((i for i, w in enumerate(launcher[:interp]) if basename(w) == "env"), None)
     if start is None:
         return None
     wr = Wrapper(start, start + 1)
@@ -295,21 +294,6 @@ def launch_env(cmd: LaunchCommand) -> LaunchEnv:
                 env.set(name, host.value(name), "docker -e")
     _apply_wrapper(env, cmd.launcher)
     return env
-
-
-def set_facts(ctx: Context, env: LaunchEnv, line: int | None) -> None:
-    """`env.NAME` (value, when known) and `env_set.NAME` for each variable; `launch.env_file`.
-
-    Facts the log already gave (it shows what the process really saw) are not overwritten.
-    """
-    for name, var in env.vars.items():
-        note = f"from the launch command ({var.source})"
-        known = var.is_set and var.value is not None
-        ctx.set(f"env_set.{name}", var.is_set, line, None if known else note, overwrite=False)
-        if known:
-            ctx.set(f"env.{name}", shown_value(name, var.value), line, note, overwrite=False)
-    if env.env_files:
-        ctx.set("launch.env_file", ", ".join(env.env_files), line, overwrite=False)
 
 
 def same_value(a: str, b: str) -> bool:

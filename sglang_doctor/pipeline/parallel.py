@@ -13,7 +13,8 @@ import os
 import sys
 from typing import Any, Iterator
 
-from sglang_doctor.engine.analyze import InputResult, Matcher, analyze_chunks
+from sglang_doctor.engine.prefilter import ScannerCache
+from sglang_doctor.engine.analyze import Matcher, analyze_chunks
 from sglang_doctor.read.reader import InputError, iter_chunks, open_input
 from sglang_doctor.engine.rules import Rule
 
@@ -47,11 +48,10 @@ _WORKER: tuple[Matcher, Any, str | None] | None = None
 def _start_worker(rules: list[Rule], fast: bool, command: str | None) -> None:
     import signal
 
-    from sglang_doctor.pipeline.run import _ScannerCache
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops the workers
     global _WORKER
-    _WORKER = (Matcher(rules), _ScannerCache(rules, fast), command)
+    _WORKER = (Matcher(rules), ScannerCache(rules, fast), command)
 
 
 def _analyze_file(index: int, name: str) -> Outcome:

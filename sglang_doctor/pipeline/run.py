@@ -7,6 +7,7 @@ from typing import Any, Iterator
 
 import io
 
+from sglang_doctor.engine.prefilter import ScannerCache
 from sglang_doctor.engine.analyze import InputResult, Matcher, analyze_chunks
 from sglang_doctor.model import Finding, FixOut, InputInfo, Report, from_json
 from sglang_doctor.read.reader import InputError, display_name, iter_chunks, open_input
@@ -72,38 +73,6 @@ class Interrupt:
             yield item
 
 
-class _ScannerCache:
-    """Builds the stage-one scanner once per run, only when a log is long enough to need it."""
-
-    def __init__(self, rules: list[Rule], enabled: bool) -> None:
-        self.rules = rules
-        self.enabled = enabled
-        self._scanner: Any = None
-        self._failed = False
-
-    def __call__(self) -> Any:
-        if not self.enabled or self._failed:
-            return None
-        if self._scanner is None:
-            from sglang_doctor.engine.scan import hyperscan_available
-
-            if not hyperscan_available():
-                self._failed = True
-                return None
-            from sglang_doctor.facts.context import scan_patterns
-            from sglang_doctor.engine.scan import MARKERS, Scanner
-
-            patterns = [p.regex for r in self.rules for p in r.match.any] + scan_patterns() + MARKERS
-            from sglang_doctor._speed.cachefiles import cache_dir
-
-            try:
-                self._scanner = Scanner(patterns, cache_dir())
-            except Exception:  # a broken engine must not break the diagnosis: go the slow way
-                self._failed = True
-                return None
-        return self._scanner
-
-
 def diagnose(names: list[str], rules: list[Rule], options: Options | None = None,
              texts: dict[str, str] | None = None, progress: Any = None) -> Run:
     """Analyze each input (a path, '-' for stdin, or a name whose text is in `texts`).
@@ -163,7 +132,7 @@ def _outcomes(names: list[str], rules: list[Rule], options: Options, texts: dict
         names_left = list(enumerate(names))
     matcher = Matcher(rules)
     matcher.trace = options.trace
-    scanner = _ScannerCache(rules, options.fast)
+    scanner = ScannerCache(rules, options.fast)
     for index, name in names_left:
         if options.trace is not None:
             options.trace.start(index, display_name(name))
@@ -256,7 +225,9 @@ def corrected_command(command: str | None, findings: list[Finding], ctx: Any, en
     if not command:
         return None
     try:
-        from sglang_doctor.launch.command import apply_fixes, parse_command, redact as placeholders, render
+        from sglang_doctor.fix.apply import apply_fixes
+        from sglang_doctor.launch.command import parse_command, render
+        from sglang_doctor.policy.redact import redact_command as placeholders
     except ImportError:
         return None
     cmd = parse_command(command)

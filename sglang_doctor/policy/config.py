@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sglang_doctor.report import FORMATS
+from sglang_doctor.model import FAIL_ON, FORMATS, SEVERITIES, SEVERITY_RANK
 
 
 def _toml() -> Any:
@@ -41,8 +41,6 @@ TOOL_TABLE = "sglang-doctor"
 # `[tool.sglang-doctor]`, `[tool."sglang-doctor"]`, `tool.sglang-doctor.x = ` or, under `[tool]`,
 # a key `sglang-doctor = {...}` / `sglang-doctor.x = `: only then is the file worth parsing.
 _MAY_HAVE_TABLE = re.compile(r"""\btool\s*\.\s*["']?sglang-doctor|^\s*["']?sglang-doctor["']?\s*[.=]""", re.M)
-SEVERITIES = ("error", "warning", "info")
-FAIL_ON = ("error", "warning", "info", "never")
 KEYS = ("disable", "enable", "severity", "rules", "fail-on", "format")
 
 
@@ -219,7 +217,7 @@ def apply_severity(severity: dict[str, str], report: Any) -> None:
     (so a downgraded root cause still explains, and hides, the generic errors it causes)."""
     if not severity:
         return
-    rank = {s: i for i, s in enumerate(SEVERITIES)}
+    rank = SEVERITY_RANK
     changed = False
     for f in report.findings:
         new = severity.get(f.rule)

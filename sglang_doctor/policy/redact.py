@@ -9,9 +9,12 @@ that name appears again.
 
 from __future__ import annotations
 
+import copy
+import re
 from typing import Any, Iterable, Iterator
 
-import re
+from sglang_doctor.launch.command import Arg, LaunchCommand
+from sglang_doctor.launch.shell import VAR_REF_RE
 
 PLACEHOLDER = "<redacted>"
 
@@ -168,3 +171,64 @@ def _redact(obj: Any, mask: _Masker) -> Any:
                 out[k] = _redact(v, mask)
         return out
     return obj
+
+
+# --- a launch command: secrets become $NAME placeholders the user can export ---------------
+
+_SECRET_FLAGS = {"--api-key", "--admin-api-key", "--ssl-keyfile-password"}
+# whole name parts only: --tokenizer-path, --hf-token-file, TOKENIZERS_PARALLELISM are not secrets
+_SECRET_FLAG_RE = re.compile(r"(?:^|-)(?:api-key|token|password|secret)$", re.I)
+_SECRET_ENV_RE = re.compile(r"(?:^|_)[A-Z0-9]*(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD)(?:_|$)", re.I)
+_HF_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{16,}")
+
+
+def _scrub(s: str) -> str:
+    return _HF_TOKEN_RE.sub("$HF_TOKEN", s)
+
+
+def redact_command(cmd: LaunchCommand) -> LaunchCommand:
+    """Copy of cmd with secrets replaced by ``$NAME`` placeholders the user can export.
+
+    ``--api-key`` -> ``$SGLANG_API_KEY`` (likewise other secret flags), env vars named
+    like TOKEN/KEY/SECRET/PASSWORD -> ``$NAME`` (prefix and docker -e), and any
+    ``hf_...`` token anywhere -> ``$HF_TOKEN``.
+    """
+    new = copy.deepcopy(cmd)
+    removed: set[str] = set()  # old values whose original text must not come back via the memo
+
+    def secret_env(name: str, value: str) -> bool:
+        # an existing $VAR reference leaks nothing
+        return bool(_SECRET_ENV_RE.search(name)) and bool(value) and not VAR_REF_RE.match(value)
+
+    def fix_arg(a: Arg, placeholder: str | None) -> None:
+        if a.value is None:
+            return
+        vals = [placeholder] if placeholder else [_scrub(x) for x in a.values]
+        if vals != a.values:
+            removed.update(a.values)
+            new.set_value(a, vals)
+
+    env: list[tuple[str, str]] = []
+    for k, v in new.env_prefix:
+        nv = f"${k}" if secret_env(k, v) else _scrub(v)
+        if nv != v:
+            removed.update((v, f"{k}={v}"))
+        env.append((k, nv))
+    new.env_prefix = env
+    if new.docker is not None:
+        d = new.docker
+        d.command = [_scrub(w) for w in d.command]
+        d.image = _scrub(d.image)
+        for o in d.options:
+            name, _, val = (o.value or "").partition("=")
+            fix_arg(o, f"{name}=${name}" if o.flag == "--env" and secret_env(name, val) else None)
+    new.launcher = [_scrub(w) for w in new.launcher]
+    for a in new.args:
+        secret = a.flag in _SECRET_FLAGS or bool(a.flag and _SECRET_FLAG_RE.search(a.flag.lstrip("-")))
+        if secret and a.value and not VAR_REF_RE.match(a.value):
+            fix_arg(a, "$SGLANG_" + a.flag.lstrip("-").upper().replace("-", "_"))
+        else:
+            fix_arg(a, None)
+    new.redirects = [_scrub(r) for r in new.redirects]
+    new.quoting = {k: raw for k, raw in new.quoting.items() if k not in removed and _scrub(raw) == raw}
+    return new

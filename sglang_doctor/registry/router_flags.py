@@ -133,6 +133,11 @@ def registry_release(release: str) -> str | None:
         return None
 
 
+def release_for(version: Any) -> str | None:
+    """The registry release for a stated sglang-router version, or None (not stated / unknown)."""
+    return registry_release(str(version).strip()) if version else None
+
+
 def known_release(release: str) -> bool:
     """Whether the registry can answer for ``release`` (recorded, or after a recorded one)."""
     return registry_release(release) is not None

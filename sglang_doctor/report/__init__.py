@@ -10,9 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Callable, TextIO
 
-from sglang_doctor.model import Report
-
-FORMATS = ("text", "json", "sarif", "github", "markdown", "junit")
+from sglang_doctor.model import FORMATS, Report  # noqa: F401  (FORMATS: the formats this package renders)
 _MODULE = {"text": "text", "json": "json_out", "sarif": "sarif", "github": "github",
            "markdown": "markdown", "junit": "junit"}
 

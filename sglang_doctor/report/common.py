@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from sglang_doctor.model import Finding, Report
 
-SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 
 
 def input_name(report: Report, index: int) -> str:
@@ -21,13 +20,6 @@ def first_location(report: Report, f: Finding) -> tuple[str, int | None]:
         return input_name(report, 0), None
     ev = f.evidence[0]
     return input_name(report, ev.input), ev.line
-
-
-def fails(severity: str, fail_on: str) -> bool:
-    """Whether a finding of this severity makes the run exit 1 under --fail-on."""
-    if fail_on == "never":
-        return False
-    return SEVERITY_RANK[severity] <= SEVERITY_RANK.get(fail_on, 0)
 
 
 def summary_line(report: Report) -> str:

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 import re
 
 from sglang_doctor.model import Finding, Report
-from sglang_doctor.report.common import fails
+from sglang_doctor.model import fails
 from sglang_doctor.report.fixes import describe_fix
 
 # Characters XML 1.0 cannot carry at all, even escaped.

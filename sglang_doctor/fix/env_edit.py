@@ -15,7 +15,9 @@ sets, and adds `env -u NAME` when something the command cannot edit may still se
 
 from __future__ import annotations
 
-from sglang_doctor.launch.command import Arg, LaunchCommand, _basename, _docker_key, _pythonish, _satisfied, _set_value
+from sglang_doctor.fix.command_edit import _docker_key, _satisfied
+from sglang_doctor.launch.command import Arg, LaunchCommand
+from sglang_doctor.launch.shell import basename, pythonish
 from sglang_doctor.launch.launch_env import env_wrapper, host_env
 
 
@@ -60,7 +62,7 @@ def _set_docker(cmd: LaunchCommand, name: str, value: str) -> None:
     assert docker is not None
     hits = _env_opts(cmd, name)
     if hits:  # the first keeps its place and spelling (-e, --env=, -eNAME=…); the others go
-        _set_value(cmd, hits[0], [f"{name}={value}"])
+        cmd.set_value(hits[0], [f"{name}={value}"])
         docker.options = [o for o in docker.options if o is hits[0] or o not in hits]
         return
     new = Arg("--env", "-e", f"{name}={value}")
@@ -94,7 +96,7 @@ def _ensure_wrapper(cmd: LaunchCommand) -> int | None:
         return None if wr.broken else wr.end
     # right before the interpreter (or `sglang serve`), inside sudo / nohup / numactl; an
     # entrypoint-only launcher (`-m sglang.launch_server` after docker --entrypoint) has no place
-    at = next((k for k, w in enumerate(cmd.launcher) if _pythonish(w) or _basename(w) == "sglang"), None)
+    at = next((k for k, w in enumerate(cmd.launcher) if pythonish(w) or basename(w) == "sglang"), None)
     if at is None:
         return None
     cmd.launcher.insert(at, "env")
