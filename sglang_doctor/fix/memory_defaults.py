@@ -31,7 +31,7 @@ __all__ = [
 GIB_MIB = 1024
 
 # The releases read, oldest first; a family is named by the release its rules were read from.
-FAMILIES: tuple[str, ...] = ("0.4.6", "0.4.10", "0.5.5", "0.5.10", "0.5.14", "0.5.23")
+FAMILIES: tuple[str, ...] = ("0.4.4", "0.4.5", "0.4.6", "0.4.10", "0.5.5", "0.5.10", "0.5.14", "0.5.23")
 
 
 def at_least(family: str, release: str) -> bool:
@@ -116,17 +116,22 @@ def gpu_class_defaults(family: str, gpu_mib: float | None, tp: int) -> tuple[int
     return 16384, 512
 
 
-def _fraction_046(gpu_mib: float | None, k: Knobs) -> Defaults:
-    # 0.4.6 server_args.py:247-269: a table by tp*pp for cards up to 80 GiB.
-    par = k.tp * k.pp
-    if gpu_mib is not None and gpu_mib <= 81920:
+def _fraction_046(family: str, gpu_mib: float | None, k: Knobs) -> Defaults:
+    if not at_least(family, "0.4.6"):
+        # 0.4.4.post3 server_args.py:219-229, 0.4.5 :233-243: a table by tp size alone, any GPU
+        par = k.tp
         m = 0.79 if par >= 16 else 0.81 if par >= 8 else 0.85 if par >= 4 else 0.87 if par >= 2 else 0.88
     else:
-        m = 0.88
-    if gpu_mib is not None and gpu_mib > 96 * 1024:
-        m = min(m + 48 * 1024 * (1 - m) / gpu_mib, (gpu_mib - 1024 * 18) / gpu_mib)
+        # 0.4.6 server_args.py:247-269: by tp*pp for cards up to 80 GiB, more on cards over 96 GiB
+        par = k.tp * k.pp
+        if gpu_mib is not None and gpu_mib <= 81920:
+            m = 0.79 if par >= 16 else 0.81 if par >= 8 else 0.85 if par >= 4 else 0.87 if par >= 2 else 0.88
+        else:
+            m = 0.88
+        if gpu_mib is not None and gpu_mib > 96 * 1024:
+            m = min(m + 48 * 1024 * (1 - m) / gpu_mib, (gpu_mib - 1024 * 18) / gpu_mib)
     chunk = k.chunked_prefill_size or (2048 if gpu_mib is not None and gpu_mib < 25_000 else 8192)
-    return Defaults(m, chunk, k.cuda_graph_max_bs, None, f"0.4.6 table for tp*pp={par}")
+    return Defaults(m, chunk, k.cuda_graph_max_bs, None, f"{family} table for tp size {par}")
 
 
 def _fraction_0410(gpu_mib: float | None, k: Knobs) -> Defaults:
@@ -219,7 +224,7 @@ def _fraction_05(family: str, gpu_mib: float | None, k: Knobs) -> Defaults:
 def default_mem_fraction(family: str, gpu_mib: float | None, knobs: Knobs) -> Defaults:
     """The fraction SGLang picks when ``--mem-fraction-static`` is absent."""
     if not at_least(family, "0.4.10"):
-        return _fraction_046(gpu_mib, knobs)
+        return _fraction_046(family, gpu_mib, knobs)
     if not at_least(family, "0.5.5"):
         return _fraction_0410(gpu_mib, knobs)
     return _fraction_05(family, gpu_mib, knobs)

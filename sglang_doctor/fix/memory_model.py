@@ -64,9 +64,16 @@ __all__ = [
 GIB = 1 << 30
 MIB = 1 << 20
 
-# CUDA context + torch + allocator, before any NCCL group (calibrated on the bench's real
-# "Load weight begin avail mem" vs nvidia-smi totals; see bench/preflight_accuracy.py).
-CUDA_CONTEXT_GIB = 0.55
+# Free memory SGLang sees before loading = nvidia-smi total minus the CUDA context, torch and,
+# with TP, NCCL / custom all-reduce buffers. Calibrated on real logs ("Load weight begin avail
+# mem" vs the card's total): 0.76-0.78 GiB on 16-24 GiB cards, 1.17 on an H100 80GB at tp1,
+# 0.91 on 4 x RTX 4090 (PCIe: no custom all-reduce), 3.1 on 8 x H200 (PR sgl-project/sglang#11716,
+# whose "Init torch distributed ends. mem usage" alone is 2.01 GB). See bench/preflight_accuracy.py.
+CONTEXT_BASE_GIB = 0.7
+CONTEXT_PER_GIB = 0.006  # the context grows a little with the card (allocator, cuBLAS workspaces)
+# Resident bytes "Load weight end ... mem usage" shows beyond the checkpoint split (rope caches,
+# workspaces): +0.09 .. +0.2 GiB on the bench's dense launches.
+WEIGHT_EXTRA_GIB = 0.15
 
 # --------------------------------------------------------------------------- inputs
 
@@ -74,8 +81,10 @@ CUDA_CONTEXT_GIB = 0.55
 def family_of(version: str | None) -> str:
     """The family whose rules a release follows: the newest release read at or below it.
 
-    Boundaries: the 0.4.6 mem-fraction table lasted to 0.4.8 (the reference's reading of
-    0.4.9); 0.5.0 starts the 0.5 reserve formula. Unparseable or absent -> newest family.
+    Boundaries: 0.4.4.post3 and 0.4.5 were read too (tp-only table, multimodal x0.95 / x0.90);
+    the 0.4.6 mem-fraction table lasted to 0.4.8 (the reference's reading of 0.4.9); 0.5.0
+    starts the 0.5 reserve formula. Releases older than 0.4.4 use 0.4.4's rules. Unparseable
+    or absent -> newest family.
     """
     if not version:
         return FAMILIES[-1]
@@ -83,6 +92,10 @@ def family_of(version: str | None) -> str:
     if not m:
         return FAMILIES[-1]
     v = (int(m[1]), int(m[2]), int(m[3] or 0))
+    if v < (0, 4, 5):
+        return "0.4.4"
+    if v < (0, 4, 6):
+        return "0.4.5"
     if v < (0, 4, 9):
         return "0.4.6"
     if v < (0, 5, 0):
@@ -401,9 +414,12 @@ def resolve_mem_fraction(family: str, model: ModelInfo, launch: Launch, gpu: Gpu
         )
         d = default_mem_fraction(family, gpu.total_mib, knobs)
         m, src = d.mem_fraction_static, "default: " + d.rule
-    if family == "0.4.6" and mm:
-        m *= 0.90  # 0.4.6 model_runner.py:393-397, applies to an explicit value too
-        src += ", x0.90 multimodal"
+    if mm and not at_least(family, "0.4.10"):
+        # ModelRunner scales even an explicit value: x0.95 in 0.4.4.post3 (model_runner.py:253-254),
+        # x0.90 in 0.4.5 (:273-274) and 0.4.6 (:393-397)
+        factor = 0.95 if family == "0.4.4" else 0.90
+        m *= factor
+        src += f", x{factor:.2f} multimodal"
     attn = launch.attention_backend or ("aiter" if gpu.rocm and at_least(family, "0.4.10") else None)
     ctx = launch.context_length or model.context_len
     if attn == "aiter" and ctx > 8192 and at_least(family, "0.4.10"):
@@ -430,17 +446,18 @@ def weights_per_gpu_gib(model: ModelInfo, launch: Launch) -> float | None:
         total -= w.mtp_bytes
     if launch.dtype not in ("float32", "float"):
         total -= w.wide_float_bytes // 2
-    return total / (max(1, launch.tp) * max(1, launch.pp)) / GIB
+    return total / (max(1, launch.tp) * max(1, launch.pp)) / GIB + WEIGHT_EXTRA_GIB
 
 
-def _dist_overhead_gib(launch: Launch) -> float:
-    """Memory NCCL / custom all-reduce take at init_torch_distributed ("Init torch distributed ends. mem usage").
-
-    0.09 GB single-GPU in every log; with TP the NCCL communicators and custom all-reduce
-    buffers grow with the group (bench: 0.6-2.0 GB at tp 2-8).
-    """
+def _context_gib(gpu: Gpu, launch: Launch) -> float:
+    """CUDA context + torch + distributed groups on one GPU before the weights load."""
+    total = (gpu.total_mib or 0) / 1024
+    base = min(1.3, CONTEXT_BASE_GIB + CONTEXT_PER_GIB * total)
     world = launch.tp * launch.pp
-    return 0.09 if world <= 1 else 0.25 + 0.22 * world
+    if world <= 1:
+        return base
+    # custom all-reduce needs P2P (datacenter parts); consumer PCIe cards only get NCCL's buffers
+    return base + (0.25 if total >= 60 else 0.05) * world
 
 
 def estimate_pre_gib(gpu: Gpu, launch: Launch) -> float | None:
@@ -448,7 +465,7 @@ def estimate_pre_gib(gpu: Gpu, launch: Launch) -> float | None:
     base = gpu.free_mib if gpu.free_mib is not None else gpu.total_mib
     if base is None:
         return None
-    return base / 1024 - CUDA_CONTEXT_GIB - _dist_overhead_gib(launch)
+    return base / 1024 - _context_gib(gpu, launch)
 
 
 # --------------------------------------------------------------------------- the pool sizing
@@ -687,8 +704,7 @@ def simulate(family: str, model: ModelInfo, launch: Launch, gpu: Gpu, pre_gib: f
         if w is None:
             raise ValueError("need the checkpoint's size (safetensors headers) or SGLang's measured free memory")
         post_gib = pre_gib - w
-        notes.append("weights per GPU from the checkpoint's safetensors headers"
-                     if model.weights and model.weights.files else "weights per GPU from the checkpoint index")
+        notes.append(f"weights per GPU from the checkpoint ({model.weights.source if model.weights else '?'})")
     p = size_pools(family, model, launch, mfs, pre_gib, post_gib, gpu, src)
     return replace(p, notes=tuple(notes) + p.notes)
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .param_count import estimate_checkpoint_bytes, estimate_vision_bytes
+
 __all__ = [
     "LinearState",
     "ModelInfo",
@@ -170,16 +172,28 @@ class ModelInfo:
 # --------------------------------------------------------------------------- config.json
 
 
+# Defaults of transformers' config classes for keys that official config.json files leave out
+# (google/gemma-3-4b-it names only five text keys): Gemma3TextConfig's own defaults.
+_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 262208,
+                    "max_position_embeddings": 131072, "tie_word_embeddings": True},
+}
+
+
 def _text_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The language model's section of a (possibly multimodal) config."""
+    """The language model's section of a (possibly multimodal) config, with class defaults filled in."""
+    text: Mapping[str, Any] = cfg
     for key in ("text_config", "llm_config", "language_config"):
         sub = cfg.get(key)
         if isinstance(sub, Mapping) and ("num_hidden_layers" in sub or "num_attention_heads" in sub):
-            return sub
-    thinker = cfg.get("thinker_config")  # Qwen-Omni
-    if isinstance(thinker, Mapping) and isinstance(thinker.get("text_config"), Mapping):
-        return thinker["text_config"]
-    return cfg
+            text = sub
+            break
+    else:
+        thinker = cfg.get("thinker_config")  # Qwen-Omni
+        if isinstance(thinker, Mapping) and isinstance(thinker.get("text_config"), Mapping):
+            text = thinker["text_config"]
+    defaults = _TYPE_DEFAULTS.get(str(text.get("model_type")))
+    return {**defaults, **{k: v for k, v in text.items() if v is not None}} if defaults else text
 
 
 def _first(d: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
@@ -267,6 +281,11 @@ def _quant(cfg: Mapping[str, Any], text: Mapping[str, Any]) -> dict[str, Any]:
             if w.get("type") == "float" and w.get("num_bits") == 8 and a and a.get("type") == "float":
                 act_fp8 = True
     out["quant_bits"] = int(bits) if bits else None
+    out["group_size"] = q.get("group_size") or q.get("q_group_size")
+    if isinstance(groups, Mapping):
+        for g in groups.values():
+            gs = ((g or {}).get("weights") or {}).get("group_size")
+            out["group_size"] = out["group_size"] or gs
     out["quant_fp8_activations"] = act_fp8
     wbs = q.get("weight_block_size")
     if isinstance(wbs, list) and len(wbs) == 2:
@@ -308,6 +327,8 @@ def parse_config(cfg: Mapping[str, Any], name: str = "") -> ModelInfo:
     mtp = int(_first(text, "num_nextn_predict_layers", "mtp_num_hidden_layers", default=0) or 0)
     dtype = str(_first(text, "torch_dtype", "dtype") or _first(cfg, "torch_dtype", "dtype") or "bfloat16")
     q = _quant(cfg, text)
+    est, est_mtp = estimate_checkpoint_bytes(text, q)
+    est_vision = estimate_vision_bytes(vision) if vision is not None else 0
     return ModelInfo(
         name=name,
         architectures=archs,
@@ -340,6 +361,8 @@ def parse_config(cfg: Mapping[str, Any], name: str = "") -> ModelInfo:
         vision_config=vision is not None,
         vision_layers=int(vl) if vl else None,
         vision_hidden=int(vh) if vh else None,
+        weights=WeightInfo(total_bytes=est + est_vision, mtp_bytes=est_mtp, vision_bytes=est_vision,
+                           source="estimated from config.json's parameter count"),
         notes=tuple(notes),
     )
 
@@ -420,7 +443,7 @@ def read_model_dir(path: str | os.PathLike[str]) -> ModelInfo:
         q = json.loads(hf_quant.read_text()).get("quantization") or {}
         info = replace(info, quant_method=("modelopt_fp4" if "FP4" in str(q.get("quant_algo")) else "modelopt"),
                        kv_cache_quant_algo=q.get("kv_cache_quant_algo"))
-    return replace(info, weights=checkpoint_weights(d, info.num_layers))
+    return replace(info, weights=checkpoint_weights(d, info.num_layers) or info.weights)
 
 
 # --------------------------------------------------------------------------- HF cache
