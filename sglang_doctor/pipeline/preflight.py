@@ -382,8 +382,8 @@ def _describe(p: mm.PoolPlan) -> str:
 
 def _fix_flags(fp: mm.FixPlan, launch: mm.Launch) -> list[FixOut]:
     out = []
-    if fp.mem_fraction_static is not None:
-        cur = launch.mem_fraction_static
+    cur = launch.mem_fraction_static
+    if fp.mem_fraction_static is not None and (cur is None or abs(fp.mem_fraction_static - cur) > 1e-9):
         action = "raise" if cur is None or fp.mem_fraction_static > cur else "lower"
         out.append(FixOut(kind="flag", flag="--mem-fraction-static", action=action,
                           from_=None if cur is None else f"{cur:g}", value=f"{fp.mem_fraction_static:g}"))
