@@ -116,6 +116,7 @@ class Launch:
     tp: int = 1
     pp: int = 1
     dp: int = 1
+    ep: int = 1
     enable_dp_attention: bool = False
     mem_fraction_static: float | None = None
     max_total_tokens: int | None = None
@@ -507,6 +508,7 @@ def _mamba_too_small(slots: int, ratio: int, reqs: int) -> str:
             "(3) use GPUs with more memory.")
 
 
+_WEIGHTS_OOM = "torch.OutOfMemoryError: CUDA out of memory."  # raised by torch while load_model allocates the weights
 _ZERO_REQS = "AssertionError: max_running_request is zero"  # tp_worker.py (0.4.6 :128, 0.5.10 :296)
 _NEGATIVE_POOL = "RuntimeError: Trying to create tensor with negative dimension"  # torch, from a negative pool size
 
@@ -590,6 +592,10 @@ def size_pools(family: str, model: ModelInfo, launch: Launch, mfs: float, pre_gi
                 post_gib=post_gib, weights_gib=pre_gib - post_gib, cell_size=cell, kv_dtype=kv_name,
                 context_len=ctx)
     notes: list[str] = []
+    if post_gib <= 0:
+        # the weights alone do not fit: load_model dies before any pool is sized
+        return PoolPlan(**base, rest_gib=post_gib - pre_gib * (1 - mfs), failure=_WEIGHTS_OOM,
+                        failure_kind="weights-oom", notes=("weights per GPU exceed the free memory",))
     rest = post_gib - pre_gib * (1 - mfs)
     if at_least(family, "0.5.23") and is_multimodal(family, model, launch):
         rest -= 100 / 1024  # SGLANG_VLM_CACHE_SIZE_MB reserved from the KV budget (kv_cache_configurator.py:202-224)

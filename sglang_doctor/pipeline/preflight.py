@@ -42,7 +42,8 @@ __all__ = ["PreflightResult", "launch_from_flags", "run_preflight", "version_fro
 # Launch field <- the server-arg names that set it (flag spelling without "--", "-" as "_").
 _INT = {
     "tp": ("tp_size", "tp", "tensor_parallel_size"), "pp": ("pp_size", "pp", "pipeline_parallel_size"),
-    "dp": ("dp_size", "dp", "data_parallel_size"), "max_total_tokens": ("max_total_tokens",),
+    "dp": ("dp_size", "dp", "data_parallel_size"), "ep": ("ep_size", "ep", "expert_parallel_size"),
+    "max_total_tokens": ("max_total_tokens",),
     "context_length": ("context_length",), "page_size": ("page_size",),
     "max_running_requests": ("max_running_requests",), "chunked_prefill_size": ("chunked_prefill_size",),
     "max_prefill_tokens": ("max_prefill_tokens",),
@@ -244,21 +245,31 @@ def _check_tp(model: ModelInfo, launch: mm.Launch, gpus: int | None) -> list[Fin
 
 
 def _check_fp8_blocks(model: ModelInfo, launch: mm.Launch) -> list[Finding]:
-    """Block-quantized weight shards must be whole blocks (0.5.14 layers/quantization/fp8.py:388-406)."""
+    """Block-quantized weight shards must be whole blocks (0.5.14 layers/quantization/fp8.py:388-406).
+
+    Experts are split over tp / ep ranks (expert parallelism keeps each expert whole).
+    """
     if not model.weight_block_size or launch.tp <= 1:
         return []
     block_n = model.weight_block_size[0]
-    for size, what in ((model.intermediate_size, "intermediate_size"), (model.moe_intermediate_size, "moe_intermediate_size")):
-        if size and size % launch.tp == 0 and (size // launch.tp) % block_n:
-            part = size // launch.tp
-            msg = (f"ValueError: Weight output_partition_size = {part} is not divisible by weight "
-                   f"quantization block_n = {block_n}.")
-            good = [t for t in range(launch.tp - 1, 0, -1) if size % t == 0 and (size // t) % block_n == 0]
+    moe_tp = max(1, launch.tp // max(1, launch.ep))
+    for size, split, what in ((model.intermediate_size, launch.tp, "intermediate_size"),
+                              (model.moe_intermediate_size, moe_tp, "moe_intermediate_size")):
+        if not size or split <= 1 or size % split or (size // split) % block_n == 0:
+            continue
+        part = size // split
+        msg = (f"ValueError: Weight output_partition_size = {part} is not divisible by weight "
+               f"quantization block_n = {block_n}.")
+        if what == "moe_intermediate_size" and model.num_experts:
+            fixes = [FixOut(kind="flag", flag="--ep-size", action="set", from_=str(launch.ep), value=str(launch.tp),
+                            text="expert parallelism keeps each expert whole on one GPU")]
+        else:
+            good = [t for t in range(launch.tp - 1, 0, -1) if (size // t) % block_n == 0 and _tp_ok(model, t)]
             fixes = [FixOut(kind="flag", flag="--tp-size", action="lower", from_=str(launch.tp), value=str(good[0]))] if good else []
-            return [_finding("fp8-block-quant-not-divisible", "SGD303", "error",
-                             "A block-quantized (FP8/INT8) weight shard is not a multiple of the quantization block at this --tp-size",
-                             f"{what} {size} / tp {launch.tp} = {part}, not a multiple of the checkpoint's block {block_n}: "
-                             f"SGLang raises '{msg}'", fixes, {"failure": msg})]
+        return [_finding("fp8-block-quant-not-divisible", "SGD303", "error",
+                         "A block-quantized (FP8/INT8) weight shard is not a multiple of the quantization block at this --tp-size",
+                         f"{what} {size} split over {split} ranks = {part}, not a multiple of the checkpoint's block "
+                         f"{block_n}: SGLang raises '{msg}'", fixes, {"failure": msg})]
     return []
 
 
@@ -364,6 +375,8 @@ _KIND_RULE = {
     "weights-exceed": ("kv-pool-not-enough-memory", "SGD101", "No GPU memory left for the KV cache under --mem-fraction-static"),
     "kv-negative": ("kv-pool-not-enough-memory", "SGD101", "No GPU memory left for the KV cache under --mem-fraction-static"),
     "no-requests": ("max-running-request-zero", "SGD103", "Maximum number of running requests resolved to zero"),
+    "weights-oom": ("cuda-oom-weight-loading", "SGD118",
+                    "CUDA out of memory while loading the weights; the model does not fit these GPUs"),
 }
 
 
