@@ -285,3 +285,12 @@ def test_simulate_from_gpu_total(qwen36: ModelInfo) -> None:
     assert p.starts and 290_000 < p.kv_tokens < 310_000  # the log: 298,447
     with pytest.raises(ValueError):
         mm.simulate("0.5.14", m, mm.Launch(), mm.Gpu())
+
+
+def test_kv_budget_from_log_readings_alone() -> None:
+    # "with 3.64 GB free after the weights and mem_fraction_static 0.88, the KV pool is negative"
+    rest, failure = mm.kv_budget("0.5.14", 0.88, 23.21, 2.50)
+    assert rest == pytest.approx(2.50 - 23.21 * 0.12) and failure.startswith("ValueError: Loaded weights leave no")
+    assert mm.kv_budget("0.4.10", 0.88, 23.21, 2.50)[1] == (
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.")
+    assert mm.kv_budget("0.5.14", 0.92, 23.21, 4.16)[1] is None

@@ -23,6 +23,7 @@ Public API::
     weights_per_gpu_gib(model, launch) -> float | None
     estimate_pre_gib(gpu, launch) -> float | None
     size_pools(family, model, launch, mfs, pre_gib, post_gib, gpu=None) -> PoolPlan
+    kv_budget(family, mfs, pre_gib, post_gib, multimodal=False) -> tuple[float, str | None]
     simulate(family, model, launch, gpu, pre_gib=None, post_gib=None) -> PoolPlan
     headroom_gib(family, model, launch, gpu) -> float
     smallest_mem_fraction(family, model, launch, gpu, pre_gib, post_gib) -> FixPlan
@@ -51,6 +52,7 @@ __all__ = [
     "family_of",
     "headroom_gib",
     "is_multimodal",
+    "kv_budget",
     "mamba_cache_per_req",
     "mamba_ratio",
     "plan",
@@ -713,6 +715,24 @@ def simulate(family: str, model: ModelInfo, launch: Launch, gpu: Gpu, pre_gib: f
         notes.append(f"weights per GPU from the checkpoint ({model.weights.source if model.weights else '?'})")
     p = size_pools(family, model, launch, mfs, pre_gib, post_gib, gpu, src)
     return replace(p, notes=tuple(notes) + p.notes)
+
+
+def kv_budget(family: str, mfs: float, pre_gib: float, post_gib: float, multimodal: bool = False) -> tuple[float, str | None]:
+    """The pools' budget from a log's two readings alone, and the failure when it is not positive.
+
+    For a log that stops after "Load weight end ... avail mem" (a paste cut short, a hang): no
+    model needed to say that post - pre * (1 - mfs) <= 0 fails — with the 0.5.14+ pre-check
+    message, or 0.5.10's and older "Not enough memory" (a hybrid model may fail earlier, in its
+    mamba state sizing, with the mamba message).
+    """
+    rest = post_gib - pre_gib * (1 - mfs)
+    if at_least(family, "0.5.23") and multimodal:
+        rest -= 100 / 1024
+    if rest > 0:
+        return rest, None
+    if at_least(family, "0.5.14"):
+        return rest, _weights_exceed(mfs, pre_gib, post_gib)
+    return rest, _not_enough_memory(family, mfs)
 
 
 # --------------------------------------------------------------------------- the inverse
