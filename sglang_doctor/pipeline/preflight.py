@@ -1,0 +1,552 @@
+"""`preflight`: predict what SGLang will do with a launch before it runs.
+
+Inputs are what the user has before pressing Enter — the command (or a dict of server
+args), the model directory (config.json + safetensors headers), the GPU (nvidia-smi or
+options) and the release — and, optionally, SGLang's own free-memory readings from a log
+(``pre_gib``/``post_gib``: "Load weight begin/end ... avail mem"), which make the prediction
+exact. The memory arithmetic is ``fix.memory_model``; this module gathers the inputs, runs
+the static checks (tp divisibility, context length, quantization vs GPU, flags of the
+release) and turns predictions into findings and fixes in the report contract's shape.
+
+Public API::
+
+    run_preflight(command=None, model_dir=None, gpu_mem_gib=None, gpu_free_gib=None, gpus=None,
+                  sglang_version=None, *, gpu_name=None, pre_gib=None, post_gib=None,
+                  env=None, query_gpu=True) -> PreflightResult
+    launch_from_flags(flags: Mapping[str, Any]) -> Launch
+    PreflightResult.to_json() -> dict    # the report's top-level "preflight" object
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..command import LaunchCommand, apply_fixes, parse_command, render
+from ..fix import memory_model as mm
+from ..fix.memory_defaults import at_least
+from ..launch.gpu import GpuReading, resolve_gpu
+from ..launch.model_dir import ModelInfo, read_model_dir, resolve_model_dir
+from ..model import Evidence, Finding, FixOut
+
+__all__ = ["PreflightResult", "launch_from_flags", "run_preflight", "version_from_image"]
+
+
+# --------------------------------------------------------------------------- flags -> Launch
+
+# Launch field <- the server-arg names that set it (flag spelling without "--", "-" as "_").
+_INT = {
+    "tp": ("tp_size", "tp", "tensor_parallel_size"), "pp": ("pp_size", "pp", "pipeline_parallel_size"),
+    "dp": ("dp_size", "dp", "data_parallel_size"), "ep": ("ep_size", "ep", "expert_parallel_size"),
+    "max_total_tokens": ("max_total_tokens",),
+    "context_length": ("context_length",), "page_size": ("page_size",),
+    "max_running_requests": ("max_running_requests",), "chunked_prefill_size": ("chunked_prefill_size",),
+    "max_prefill_tokens": ("max_prefill_tokens",),
+    "cuda_graph_max_bs": ("cuda_graph_max_bs_decode", "cuda_graph_max_bs"),
+    "max_mamba_cache_size": ("max_mamba_cache_size",),
+    "speculative_num_draft_tokens": ("speculative_num_draft_tokens",),
+    "speculative_num_steps": ("speculative_num_steps",), "speculative_eagle_topk": ("speculative_eagle_topk",),
+}
+_FLOAT = {"mem_fraction_static": ("mem_fraction_static", "mem_frac"),
+          "mamba_full_memory_ratio": ("mamba_full_memory_ratio",),
+          "swa_full_tokens_ratio": ("swa_full_tokens_ratio",)}
+_STR = {"kv_cache_dtype": ("kv_cache_dtype",), "dtype": ("dtype",), "quantization": ("quantization",),
+        "mamba_ssm_dtype": ("mamba_ssm_dtype",),
+        "mamba_strategy": ("mamba_radix_cache_strategy", "mamba_scheduler_strategy"),
+        "speculative_algorithm": ("speculative_algorithm",), "disaggregation_mode": ("disaggregation_mode",),
+        "attention_backend": ("attention_backend",), "moe_a2a_backend": ("moe_a2a_backend",),
+        "model_path": ("model_path", "model")}
+_BOOL = {"enable_dp_attention": ("enable_dp_attention",), "disable_cuda_graph": ("disable_cuda_graph",),
+         "disable_prefill_graph": ("disable_piecewise_cuda_graph",),
+         "enable_torch_compile": ("enable_torch_compile",), "disable_radix_cache": ("disable_radix_cache",),
+         "disable_overlap_schedule": ("disable_overlap_schedule",), "enable_lora": ("enable_lora",),
+         "language_only": ("language_only",), "enable_hierarchical_cache": ("enable_hierarchical_cache",),
+         "disable_hybrid_swa_memory": ("disable_hybrid_swa_memory",)}
+_ENV_NAMES = ("SGLANG_MAMBA_SSM_DTYPE", "SGLANG_MAMBA_CONV_DTYPE", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")
+
+
+def _key(name: str) -> str:
+    return name.lstrip("-").replace("-", "_")
+
+
+def _truthy(v: Any) -> bool:
+    return v is None or v is True or str(v).lower() in ("1", "true", "yes", "on")
+
+
+def launch_from_flags(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> mm.Launch:
+    """A Launch from server args: ``{"--tp-size": "2"}``, ``{"tp_size": 2}`` or a ServerArgs dict.
+
+    A boolean flag maps to None (present, no value) or a truthy value.
+    """
+    args = {_key(k): v for k, v in flags.items()}
+    out: dict[str, Any] = {}
+
+    def pick(names: tuple[str, ...]) -> Any:
+        for n in names:
+            if n in args and args[n] is not None and args[n] != "None":
+                return args[n]
+        return None
+
+    for fld, names in _INT.items():
+        v = pick(names)
+        if v is not None:
+            out[fld] = int(float(v))
+    for fld, names in _FLOAT.items():
+        v = pick(names)
+        if v is not None:
+            out[fld] = float(v)
+    for fld, names in _STR.items():
+        v = pick(names)
+        if v is not None:
+            out[fld] = str(v)
+    for fld, names in _BOOL.items():
+        present = [n for n in names if n in args]
+        if present:
+            out[fld] = _truthy(args[present[0]]) if args[present[0]] is not None else True
+    bs = pick(("cuda_graph_bs_decode", "cuda_graph_bs"))
+    if bs is not None:
+        vals = bs if isinstance(bs, (list, tuple)) else str(bs).replace(",", " ").split()
+        out["cuda_graph_bs"] = tuple(int(x) for x in vals)
+    prefill = pick(("cuda_graph_backend_prefill",))
+    if prefill is not None and str(prefill).lower() == "disabled":
+        out["disable_prefill_graph"] = True
+    if pick(("lora_paths",)) is not None:
+        out["enable_lora"] = True
+    if "enable_multimodal" in args:
+        out["enable_multimodal"] = _truthy(args["enable_multimodal"])
+    if "enable_deepep_moe" in args and _truthy(args["enable_deepep_moe"]):
+        out["moe_a2a_backend"] = "deepep"  # the 0.4.x spelling
+    out["env"] = dict(env or {})
+    return mm.Launch(**out)
+
+
+def _flags_of(cmd: LaunchCommand) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for a in cmd.args:
+        if a.flag.startswith("--"):
+            out[a.flag] = " ".join(a.values) if a.values else None
+    return out
+
+
+def version_from_image(cmd: LaunchCommand | None) -> str | None:
+    """The release in a ``docker run lmsysorg/sglang:v0.5.14-cu129`` image tag, if any."""
+    if cmd is None or cmd.docker is None:
+        return None
+    m = re.search(r"sglang[^:]*:v?(\d+\.\d+\.\d+(?:\.post\d+)?)", cmd.docker.image)
+    return m[1] if m else None
+
+
+def _installed_sglang() -> str | None:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        return version("sglang")
+    except PackageNotFoundError:
+        return None
+
+
+# --------------------------------------------------------------------------- result
+
+
+@dataclass
+class PreflightResult:
+    sglang_version: str | None
+    family: str
+    mem_fraction_static: float | None = None
+    weights_gb: float | None = None
+    kv_tokens: int | None = None
+    mamba_slots: int | None = None
+    max_running_requests: int | None = None
+    context_len: int | None = None
+    outcome: str = "ok"  # "ok" | "fail"
+    failure: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    fixes: list[FixOut] = field(default_factory=list)
+    corrected_command: str | None = None
+    pool: mm.PoolPlan | None = None
+    fix_plan: mm.FixPlan | None = None
+    model: ModelInfo | None = None
+    gpu: GpuReading | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's ``preflight`` object (design.md, "The JSON report")."""
+        return {
+            "sglang_version": self.sglang_version,
+            "mem_fraction_static": None if self.mem_fraction_static is None else round(self.mem_fraction_static, 4),
+            "weights_gb": None if self.weights_gb is None else round(self.weights_gb, 2),
+            "kv_tokens": self.kv_tokens,
+            "mamba_slots": self.mamba_slots,
+            "max_running_requests": self.max_running_requests,
+            "context_len": self.context_len,
+            "outcome": self.outcome,
+            "failure": self.failure,
+        }
+
+
+# --------------------------------------------------------------------------- static checks
+
+
+def _finding(rule: str, code: str, severity: str, title: str, explanation: str,
+             fixes: Sequence[FixOut] = (), captures: Mapping[str, str] | None = None) -> Finding:
+    return Finding(rule=rule, code=code, severity=severity, title=title,  # type: ignore[arg-type]
+                   explanation=explanation, evidence=[Evidence(input=0, line=0, text="preflight")],
+                   captures=dict(captures or {}), fixes=list(fixes))
+
+
+def _tp_ok(model: ModelInfo, tp: int) -> bool:
+    """The shapes a tp size must split: heads, KV heads (or replicate), linear-attention heads."""
+    if model.num_heads % tp:
+        return False
+    kv = model.num_kv_heads
+    if not model.use_mla and ((kv >= tp and kv % tp) or (kv < tp and tp % kv)):
+        return False
+    if model.intermediate_size and model.intermediate_size % tp:
+        return False
+    st = model.linear
+    if st is not None:
+        groups = st.n_groups if st.n_groups % tp == 0 else tp
+        if st.num_heads % tp or (st.intermediate_size + 2 * groups * st.state_size) % tp:
+            return False
+    return True
+
+
+def _check_tp(model: ModelInfo, launch: mm.Launch, gpus: int | None) -> list[Finding]:
+    tp = launch.attn_tp
+    if tp <= 1 or _tp_ok(model, tp):
+        return []
+    parts = []
+    if model.num_heads % tp:
+        parts.append(f"num_attention_heads ({model.num_heads})")
+    kv = model.num_kv_heads
+    if not model.use_mla and ((kv >= tp and kv % tp) or (kv < tp and tp % kv)):
+        parts.append(f"num_key_value_heads ({kv}; with fewer KV heads than tp, tp must be a multiple of them)")
+    if model.intermediate_size and model.intermediate_size % tp:
+        parts.append(f"intermediate_size ({model.intermediate_size})")
+    if model.linear is not None and model.linear.num_heads % tp:
+        parts.append(f"linear-attention value heads ({model.linear.num_heads})")
+    limit = gpus or launch.tp
+    options = [t for t in range(launch.tp, 0, -1) if t <= limit and _tp_ok(model, t)]
+    fixes = [FixOut(kind="flag", flag="--tp-size", action="set", from_=str(launch.tp), value=str(options[0]))] if options else []
+    return [_finding(
+        "tp-not-divisible", "SGD301", "error",
+        "A model dimension (heads, KV heads, intermediate size) is not divisible by --tp-size",
+        f"--tp-size {launch.tp} does not split {', '.join(parts)} evenly; SGLang asserts this while building "
+        "the layers (models/llama.py:148-158, distributed/utils.py:59-63)"
+        + (f". --tp-size {options[0]} does." if options else "."), fixes,
+        {"tp_size": str(launch.tp)})]
+
+
+def _check_fp8_blocks(model: ModelInfo, launch: mm.Launch) -> list[Finding]:
+    """Block-quantized weight shards must be whole blocks (0.5.14 layers/quantization/fp8.py:388-406).
+
+    Experts are split over tp / ep ranks (expert parallelism keeps each expert whole).
+    """
+    if not model.weight_block_size or launch.tp <= 1:
+        return []
+    block_n = model.weight_block_size[0]
+    moe_tp = max(1, launch.tp // max(1, launch.ep))
+    for size, split, what in ((model.intermediate_size, launch.tp, "intermediate_size"),
+                              (model.moe_intermediate_size, moe_tp, "moe_intermediate_size")):
+        if not size or split <= 1 or size % split or (size // split) % block_n == 0:
+            continue
+        part = size // split
+        msg = (f"ValueError: Weight output_partition_size = {part} is not divisible by weight "
+               f"quantization block_n = {block_n}.")
+        if what == "moe_intermediate_size" and model.num_experts:
+            fixes = [FixOut(kind="flag", flag="--ep-size", action="set", from_=str(launch.ep), value=str(launch.tp),
+                            text="expert parallelism keeps each expert whole on one GPU")]
+        else:
+            good = [t for t in range(launch.tp - 1, 0, -1) if (size // t) % block_n == 0 and _tp_ok(model, t)]
+            fixes = [FixOut(kind="flag", flag="--tp-size", action="lower", from_=str(launch.tp), value=str(good[0]))] if good else []
+        return [_finding("fp8-block-quant-not-divisible", "SGD303", "error",
+                         "A block-quantized (FP8/INT8) weight shard is not a multiple of the quantization block at this --tp-size",
+                         f"{what} {size} split over {split} ranks = {part}, not a multiple of the checkpoint's block "
+                         f"{block_n}: SGLang raises '{msg}'", fixes, {"failure": msg})]
+    return []
+
+
+def _check_context(family: str, model: ModelInfo, launch: mm.Launch) -> list[Finding]:
+    ctx = launch.context_length
+    if ctx is None or ctx <= model.context_len:
+        return []
+    allowed = str(launch.env.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "")).lower() in ("1", "true")
+    msg = (f"User-specified context_length ({ctx}) is greater than the derived context_length "
+           f"({model.context_len}). This may lead to incorrect model outputs or CUDA errors.")
+    fix = FixOut(kind="flag", flag="--context-length", action="lower", from_=str(ctx), value=str(model.context_len))
+    if not at_least(family, "0.5.5") or allowed:
+        # 0.4.x defaults SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN to true (0.4.6 model_config.py:128-137)
+        return [_finding("context-length-override-allowed", "SGD125", "warning",
+                         "--context-length is larger than the model's own context length (allowed, with a warning)",
+                         f"SGLang warns '{msg}' and serves the longer context anyway.", [fix])]
+    failure = (f"ValueError: Warning: {msg} Note that the derived context_length may differ from "
+               "max_position_embeddings in the model's config. To allow overriding this maximum, set the env var "
+               "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1")
+    return [_finding("context-length-exceeds-model", "SGD124", "error",
+                     "--context-length is larger than the model's own context length; launch refused",
+                     f"The model's derived context length is {model.context_len}; 0.5.x refuses more "
+                     "(configs/model_config.py _derive_context_length).", [fix], {"failure": failure})]
+
+
+# Minimum compute capability per method: get_min_capability of each quantization config
+# (layers/quantization/*.py; the same in 0.4.6 .. 0.5.23 unless noted).
+_MIN_CAP = {"fp8": 80, "awq": 75, "awq_marlin": 80, "gptq": 60, "gptq_marlin": 80, "w8a8_fp8": 89,
+            "modelopt": 89, "modelopt_fp8": 89, "modelopt_fp4": 100, "mxfp4": 80, "bitsandbytes": 70,
+            "w8a8_int8": 75, "compressed-tensors": 70, "compressed_tensors": 70, "gguf": 60}
+
+
+def _check_quant(family: str, model: ModelInfo, launch: mm.Launch, gpu: GpuReading | None) -> list[Finding]:
+    if gpu is None or gpu.compute_cap is None:
+        return []
+    cap = gpu.compute_cap[0] * 10 + gpu.compute_cap[1]
+    out: list[Finding] = []
+    if cap < 75:  # 0.4.6 model_runner.py:509-515
+        out.append(_finding("quantization-unsupported-gpu", "SGD403", "error", "SGLang does not support this GPU",
+                            f"compute capability {cap / 10:.1f}: SGLang raises 'RuntimeError: SGLang only supports sm75 and above.'",
+                            [FixOut(kind="system", name="gpu", value="sm75+")],
+                            {"failure": "RuntimeError: SGLang only supports sm75 and above."}))
+        return out
+    method = (launch.quantization or model.quant_method or "").lower()
+    need = _MIN_CAP.get(method)
+    if method in ("compressed-tensors", "compressed_tensors") and model.quant_bits and model.quant_bits < 8:
+        need = 80  # wNa16 scheme (0.5.14 compressed_tensors_wNa16.py:96)
+    if need is not None and cap < need:
+        failure = (f"ValueError: The quantization method {method} is not supported for the current GPU. "
+                   f"Minimum capability: {need}. Current capability: {cap}.")
+        out.append(_finding("quantization-unsupported-gpu", "SGD403", "error",
+                            "The checkpoint's quantization method needs a newer GPU than this one",
+                            f"{method} needs sm{need}+ (its get_min_capability; FP8 runs on sm80-88 through the "
+                            f"Marlin fallback), this GPU is sm{cap} (model_loader/loader.py:269-281).",
+                            [FixOut(kind="system", name="gpu", value=f"sm{need}+")], {"failure": failure}))
+    if cap < 80 and launch.dtype in ("bfloat16", "bf16"):
+        out.append(_finding("quantization-dtype-unsupported", "SGD406", "info",
+                            "bfloat16 needs sm80+: SGLang runs this GPU in float16",
+                            "Below sm80 ModelRunner switches --dtype to float16 ('Compute capability below sm80. "
+                            "Use float16 due to lack of bfloat16 support.', model_runner.py).",
+                            [FixOut(kind="flag", flag="--dtype", action="set", from_=launch.dtype, value="float16")]))
+    return out
+
+
+def _check_flags(cmd: LaunchCommand | None, version: str | None) -> list[Finding]:
+    """Flags the release does not accept, and values outside a flag's choices (data/flags.json)."""
+    if cmd is None or version is None or not cmd.takes_server_flags or cmd.router_launcher is not None:
+        return []
+    try:
+        from .. import flags
+        if not flags.known_release(version):
+            return []
+    except Exception:  # registry unavailable: skip, the memory prediction does not need it
+        return []
+    out = []
+    for a in cmd.args:
+        if not a.flag.startswith("--"):
+            continue
+        spec = flags.resolve(a.flag, version)
+        if spec is None:
+            near = flags.nearest(a.flag, version)
+            fixes = [FixOut(kind="flag", flag=a.flag, action="remove")]
+            out.append(_finding("launch-flag-unknown", "SGD990", "warning",
+                                "The launch command has a flag this SGLang release does not accept",
+                                f"{a.spelled} is not a launch flag of SGLang {version}"
+                                + (f" (did you mean {near}?)" if near else "") + ": argparse exits with "
+                                "'unrecognized arguments'.", fixes, {"flag": a.flag}))
+        elif spec.choices and a.value is not None and a.value not in spec.choices:
+            out.append(_finding("argparse-invalid-choice", "SGD955", "error",
+                                "A flag was given a value this release does not accept",
+                                f"{spec.name} {a.value}: SGLang {version} accepts {', '.join(map(str, spec.choices))}.",
+                                [], {"flag": spec.name, "value": a.value}))
+    return out
+
+
+# --------------------------------------------------------------------------- memory findings
+
+_KIND_RULE = {
+    "mamba-negative": ("hybrid-mamba-not-enough-gpu-memory", "SGD104",
+                       "GPU memory left for the hybrid (mamba) state cache is negative or too small"),
+    "mamba-too-small": ("hybrid-mamba-cache-too-small", "SGD105",
+                        "Hybrid (mamba) state cache holds fewer slots than one request needs"),
+    "weights-exceed": ("kv-pool-not-enough-memory", "SGD101", "No GPU memory left for the KV cache under --mem-fraction-static"),
+    "kv-negative": ("kv-pool-not-enough-memory", "SGD101", "No GPU memory left for the KV cache under --mem-fraction-static"),
+    "no-requests": ("max-running-request-zero", "SGD103", "Maximum number of running requests resolved to zero"),
+    "weights-oom": ("cuda-oom-weight-loading", "SGD118",
+                    "CUDA out of memory while loading the weights; the model does not fit these GPUs"),
+}
+
+
+def _describe(p: mm.PoolPlan) -> str:
+    bits = [f"--mem-fraction-static {p.mem_fraction_static:.3g}",
+            f"{p.pre_gib:.2f} GB free before the weights, {p.weights_gib:.2f} GB of weights per GPU",
+            f"{p.rest_gib:.2f} GB for the pools"]
+    if p.mamba_slots is not None:
+        bits.append(f"{p.mamba_slots} mamba slots of {p.mamba_per_req / mm.MIB:.2f} MB (ratio {p.mamba_ratio})")
+    if p.kv_tokens is not None:
+        bits.append(f"KV pool {p.kv_tokens:,} tokens")
+    if p.max_running_requests is not None:
+        bits.append(f"{p.max_running_requests} running requests")
+    return ", ".join(bits)
+
+
+def _fix_flags(fp: mm.FixPlan, launch: mm.Launch) -> list[FixOut]:
+    out = []
+    cur = launch.mem_fraction_static
+    if fp.mem_fraction_static is not None and (cur is None or abs(fp.mem_fraction_static - cur) > 1e-9):
+        action = "raise" if cur is None or fp.mem_fraction_static > cur else "lower"
+        out.append(FixOut(kind="flag", flag="--mem-fraction-static", action=action,
+                          from_=None if cur is None else f"{cur:g}", value=f"{fp.mem_fraction_static:g}"))
+    if fp.max_mamba_cache_size is not None:
+        out.append(FixOut(kind="flag", flag="--max-mamba-cache-size", action="set", value=str(fp.max_mamba_cache_size)))
+    if fp.context_length is not None:
+        cur = launch.context_length
+        out.append(FixOut(kind="flag", flag="--context-length", action="lower" if cur else "set",
+                          from_=None if cur is None else str(cur), value=str(fp.context_length)))
+    return out
+
+
+def _tp_alternative(family: str, model: ModelInfo, launch: mm.Launch, gpu: mm.Gpu, gpus: int | None,
+                    simulate: Any) -> FixOut | None:
+    """A larger --tp-size (within the visible GPUs) at which the launch starts and serves."""
+    limit = gpus or 1
+    t = launch.tp * 2
+    while t <= limit:
+        if _tp_ok(model, t):
+            p = simulate(replace(launch, tp=t))
+            if p is not None and p.serves_full_context:
+                return FixOut(kind="flag", flag="--tp-size", action="raise", from_=str(launch.tp), value=str(t))
+        t *= 2
+    return None
+
+
+def _memory_findings(family: str, model: ModelInfo, launch: mm.Launch, gpu: mm.Gpu, pool: mm.PoolPlan,
+                     gpus: int | None, measured: bool) -> tuple[list[Finding], mm.FixPlan | None]:
+    if pool.serves_full_context:
+        return [], None
+    fp = mm.smallest_mem_fraction(family, model, launch, gpu, pool.pre_gib, pool.post_gib)
+    fixes = _fix_flags(fp, launch) if fp.feasible else []
+    if not fp.feasible:
+        def sim(lz: mm.Launch) -> mm.PoolPlan | None:
+            try:
+                return mm.simulate(family, model, replace(lz, mem_fraction_static=None), gpu)
+            except ValueError:
+                return None
+        alt = None if measured else _tp_alternative(family, model, launch, gpu, gpus, sim)
+        fixes = [alt] if alt else [FixOut(kind="system", name="gpu", value="more GPU memory or more GPUs (--tp-size)")]
+    after = ""
+    if fp.predicted is not None and fp.feasible and fixes:
+        q = fp.predicted
+        after = (f" The same arithmetic at the fix: {q.mamba_slots} mamba slots = {q.max_running_requests} request(s), "
+                 if q.mamba_slots is not None else " The same arithmetic at the fix: ")
+        after += f"KV pool {q.kv_tokens:,} tokens for a {q.context_len:,}-token context ({fp.reason})."
+    elif not fp.feasible:
+        after = " " + fp.reason + "."
+    if pool.failure is not None:
+        rule, code, title = _KIND_RULE.get(pool.failure_kind or "", _KIND_RULE["kv-negative"])
+        expl = (f"With {_describe(pool)}, SGLang {family} stops in init_memory_pool with '{pool.failure}'.{after}")
+        return [_finding(rule, code, "error", title, expl, fixes, {"failure": pool.failure})], fp
+    expl = (f"The launch starts ({_describe(pool)}) but the KV pool is smaller than the {pool.context_len:,}-token "
+            f"context: a request longer than the pool is rejected, and long requests evict each other.{after}")
+    return [_finding("kv-pool-smaller-than-context", "SGD128", "warning",
+                     "The KV cache holds fewer tokens than the context length", expl, fixes,
+                     {"kv_tokens": str(pool.kv_tokens), "context_len": str(pool.context_len)})], fp
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def _parse(command: str | Sequence[str] | Mapping[str, Any] | None) -> tuple[LaunchCommand | None, dict[str, Any]]:
+    if command is None:
+        return None, {}
+    if isinstance(command, Mapping):
+        return None, dict(command)
+    text = command if isinstance(command, str) else shlex.join(command)
+    if text.lstrip().startswith("--"):  # bare flags: give them the launcher they belong to
+        text = "python3 -m sglang.launch_server " + text
+    cmd = parse_command(text)
+    return cmd, (_flags_of(cmd) if cmd else {})
+
+
+def run_preflight(command: str | Sequence[str] | Mapping[str, Any] | None = None,
+                  model_dir: str | os.PathLike[str] | None = None,
+                  gpu_mem_gib: float | None = None, gpu_free_gib: float | None = None,
+                  gpus: int | None = None, sglang_version: str | None = None, *,
+                  gpu_name: str | None = None, pre_gib: float | None = None, post_gib: float | None = None,
+                  env: Mapping[str, str] | None = None, query_gpu: bool = True,
+                  model: ModelInfo | None = None) -> PreflightResult:
+    """Predict SGLang's memory plan and launch outcome; see the module docstring.
+
+    ``command``: a command line (``docker run …``/``python -m sglang.launch_server …``/``sglang
+    serve …``), an argv list, or a dict of server args. ``pre_gib``/``post_gib``: SGLang's
+    measured free GiB before/after loading the weights (from a log), which replace the
+    estimates from the GPU and the checkpoint.
+    """
+    cmd, flag_map = _parse(command)
+    env_all = dict(env if env is not None else os.environ)
+    launch_env = {k: v for k, v in env_all.items() if k in _ENV_NAMES}
+    if cmd is not None:
+        for name in _ENV_NAMES:
+            v = cmd.env(name)
+            if v is not None:
+                launch_env[name] = v
+    launch = launch_from_flags(flag_map, launch_env)
+    notes: list[str] = []
+    version = sglang_version or version_from_image(cmd) or _installed_sglang()
+    if version is None:
+        notes.append(f"SGLang release unknown (no --sglang, image tag or installed sglang): rules of {mm.FAMILIES[-1]} used")
+    family = mm.family_of(version)
+    if model is None:
+        path = Path(model_dir) if model_dir else resolve_model_dir(launch.model_path, env_all)
+        if path is None:
+            raise ValueError("no model directory: pass model_dir, or a --model-path that is a local directory "
+                             "or an HF id in the local Hugging Face cache")
+        model = read_model_dir(path)
+    reading = resolve_gpu(gpu_mem_gib, gpu_free_gib, gpu_name, gpus, query=query_gpu)
+    gpu = mm.Gpu(total_mib=reading.total_mib if reading else None, free_mib=reading.free_mib if reading else None,
+                 compute_cap=reading.compute_cap if reading else None, name=reading.name if reading else "")
+    if reading is not None and reading.source != "options":
+        notes.append(f"GPU from {reading.source}: {reading.name or 'unnamed'}, "
+                     f"{(reading.total_mib or 0) / 1024:.1f} GiB")
+    gpus = gpus or (reading.count if reading else None)
+    # in the order SGLang meets them: argparse, ModelConfig, the loader's capability check, layer shapes
+    findings = (_check_flags(cmd, version) + _check_context(family, model, launch)
+                + _check_quant(family, model, launch, reading) + _check_tp(model, launch, gpus)
+                + _check_fp8_blocks(model, launch))
+    result = PreflightResult(sglang_version=version, family=family, model=model, gpu=reading, notes=notes,
+                             context_len=launch.context_length or model.context_len)
+    blocking = [f for f in findings if f.severity == "error"]
+    pool = None
+    if not any(f.rule == "tp-not-divisible" for f in blocking):
+        try:
+            pool = mm.simulate(family, model, launch, gpu, pre_gib, post_gib)
+        except ValueError as e:
+            notes.append(f"memory not predicted: {e}")
+    if pool is not None:
+        result.pool = pool
+        result.mem_fraction_static = pool.mem_fraction_static
+        result.weights_gb = pool.weights_gib
+        result.kv_tokens = pool.kv_tokens
+        result.mamba_slots = pool.mamba_slots
+        result.max_running_requests = pool.max_running_requests
+        result.context_len = pool.context_len
+        notes.extend(pool.notes)
+        mem, fp = _memory_findings(family, model, launch, gpu, pool, gpus, pre_gib is not None)
+        findings.extend(mem)
+        result.fix_plan = fp
+    result.findings = findings
+    # the first error SGLang would meet (findings are in launch order)
+    result.failure = next((f.captures.get("failure") or f.title for f in findings if f.severity == "error"), None)
+    result.outcome = "fail" if any(f.severity == "error" for f in findings) else "ok"
+    result.fixes = [x for f in findings for x in f.fixes]
+    if cmd is not None and result.fixes:
+        dicts = [{"kind": x.kind, "flag": x.flag, "name": x.name, "action": x.action, "value": x.value}
+                 for x in result.fixes]
+        new, applied = apply_fixes(cmd, dicts)
+        if any(applied):
+            result.corrected_command = render(new)
+    return result
+
