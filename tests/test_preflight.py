@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from sglang_doctor.pipeline.preflight import launch_from_flags, run_preflight, version_from_image
-from sglang_doctor.command import parse_command
+from sglang_doctor.launch.command import parse_command
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "bench" / "preflight_cases"

@@ -37,9 +37,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from ..launch.model_dir import ModelInfo
-from . import sglang_archs
-from .memory_defaults import FAMILIES, Knobs, at_least, default_mem_fraction, gpu_class_defaults
+from sglang_doctor.launch.model_dir import ModelInfo
+from sglang_doctor.fix import sglang_archs
+from sglang_doctor.fix.memory_defaults import FAMILIES, Knobs, at_least, default_mem_fraction, gpu_class_defaults
 
 __all__ = [
     "FAMILIES",

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .param_count import estimate_checkpoint_bytes, estimate_vision_bytes
+from sglang_doctor.launch.param_count import estimate_checkpoint_bytes, estimate_vision_bytes
 
 __all__ = [
     "LinearState",

@@ -27,12 +27,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..command import LaunchCommand, apply_fixes, parse_command, render
-from ..fix import memory_model as mm
-from ..fix.memory_defaults import at_least
-from ..launch.gpu import GpuReading, resolve_gpu
-from ..launch.model_dir import ModelInfo, read_model_dir, resolve_model_dir
-from ..model import Evidence, Finding, FixOut
+from sglang_doctor.fix.apply import apply_fixes
+from sglang_doctor.launch.command import LaunchCommand, parse_command, render
+from sglang_doctor.fix import memory_model as mm
+from sglang_doctor.fix.memory_defaults import at_least
+from sglang_doctor.launch.gpu import GpuReading, resolve_gpu
+from sglang_doctor.launch.model_dir import ModelInfo, read_model_dir, resolve_model_dir
+from sglang_doctor.model import Evidence, Finding, FixOut
 
 __all__ = ["PreflightResult", "launch_from_flags", "run_preflight", "version_from_image"]
 
@@ -339,7 +340,7 @@ def _check_flags(cmd: LaunchCommand | None, version: str | None) -> list[Finding
     if cmd is None or version is None or not cmd.takes_server_flags or cmd.router_launcher is not None:
         return []
     try:
-        from .. import flags
+        from sglang_doctor.registry import flags
         if not flags.known_release(version):
             return []
     except Exception:  # registry unavailable: skip, the memory prediction does not need it
