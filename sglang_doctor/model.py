@@ -24,6 +24,11 @@ FAIL_ON: tuple[str, ...] = SEVERITIES + ("never",)
 FORMATS: tuple[str, ...] = ("text", "json", "sarif", "github", "markdown", "junit")
 
 
+def rule_page(code: str, rule_id: str) -> str:
+    """Where a rule's docs page lives in the repository (docs/rules/<code>-<id>.md)."""
+    return f"docs/rules/{code}-{rule_id}.md"
+
+
 def fails(severity: str, fail_on: str) -> bool:
     """Whether a finding of `severity` fails a run under `--fail-on fail_on`."""
     return fail_on != "never" and SEVERITY_RANK[severity] <= SEVERITY_RANK.get(fail_on, 0)
@@ -110,6 +115,21 @@ class ToolInfo:
 
 
 @dataclass
+class LaunchInfo:
+    """One launch of the report: where it is, its own corrected command, which findings are its."""
+
+    input: int
+    first_line: int
+    last_line: int
+    findings: list[int] = field(default_factory=list)  # indices into Report.findings
+    inputs: list[int] | None = None  # a deployment's inputs read together, when more than one
+    sglang_version: str | None = None
+    corrected_command: str | None = None
+    command_source: str | None = None  # cmd | cmd-file | log-comment | server_args
+    startup: dict[str, Any] | None = None
+
+
+@dataclass
 class Report:
     """The whole answer of a run (JSON contract v1)."""
 
@@ -122,6 +142,7 @@ class Report:
     corrected_command: str | None = None
     startup: dict[str, Any] | None = None
     suppressed: int | None = None  # findings hidden by a baseline or an inline ignore (when any)
+    launches: list[LaunchInfo] = field(default_factory=list)
 
     def count(self) -> None:
         self.summary = {"error": 0, "warning": 0, "info": 0}
@@ -139,7 +160,7 @@ _FIELD_NAME = {v: k for k, v in _JSON_NAME.items()}
 _INTERNAL = {(FixOut, "versions"), (FixOut, "launcher")}
 # Fields holding contract objects, by class: how from_json rebuilds them.
 _NESTED: dict[type, dict[str, type]] = {
-    Report: {"tool": ToolInfo, "inputs": InputInfo, "findings": Finding},
+    Report: {"tool": ToolInfo, "inputs": InputInfo, "findings": Finding, "launches": LaunchInfo},
     Finding: {"evidence": Evidence, "fixes": FixOut},
 }
 T = TypeVar("T")

@@ -83,7 +83,7 @@ def test_command_rebuilt_from_server_args_when_none_given(rules, demo_dir):
 def test_a_switch_renamed_into_a_flag_value_keeps_its_meaning():
     """--disable-piecewise-cuda-graph became --cuda-graph-backend-prefill=disabled: on a release
     that only has the new flag, the fix must carry the value, not a bare flag."""
-    from sglang_doctor.pipeline.run import _spell_flags
+    from sglang_doctor.fix.correct import spell_fixes
     from sglang_doctor.model import Finding, FixOut
 
     def finding() -> Finding:
@@ -91,9 +91,8 @@ def test_a_switch_renamed_into_a_flag_value_keeps_its_meaning():
                        fixes=[FixOut(kind="flag", flag="--disable-piecewise-cuda-graph", action="add"),
                               FixOut(kind="flag", flag="--cuda-graph-max-bs", action="lower")])
 
-    old, new = finding(), finding()
-    _spell_flags([old], "0.5.14")  # the old switch still works there
-    _spell_flags([new], "0.5.20-0.5.23")
+    [old] = spell_fixes([finding()], "0.5.14")  # the old switch still works there
+    [new] = spell_fixes([finding()], "0.5.20-0.5.23")
     assert (old.fixes[0].flag, old.fixes[0].value) == ("--disable-piecewise-cuda-graph", None)
     first, second = new.fixes
     assert (first.flag, first.action, first.value) == ("--cuda-graph-backend-prefill", "set", "disabled")

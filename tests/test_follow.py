@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -66,3 +67,51 @@ def test_follow_pipe_ends_with_summary_at_eof():
     proc = subprocess.run([str(SCRIPT), "--follow"], input=HEAD + CRASH, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 1
     assert "SGD401" in proc.stdout and "1 error(s)" in proc.stdout
+
+
+RULES = Path(__file__).resolve().parent.parent / "sglang_doctor" / "rules"
+DEMO = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo"
+LOGS = [DEMO / "qwen3.6-27b-awq-dtype-crash.log", DEMO / "qwen3.6-27b-mamba-mfs-0.80.log",
+        next(RULES.glob("*/*/fires-0.5.23-breakable-logged.log"))]
+
+
+def _both(fmt: str, log: Path) -> tuple[str, str]:
+    """(batch output, --follow output) for the same log on stdin."""
+    text = log.read_text(encoding="utf-8")
+    batch = subprocess.run([str(SCRIPT), "--format", fmt, "--no-color", "-"], input=text, capture_output=True,
+                           text=True, timeout=60)
+    fol = subprocess.run([str(SCRIPT), "--follow", "--format", fmt, "--no-color", "-"], input=text,
+                         capture_output=True, text=True, timeout=60)
+    assert batch.returncode == fol.returncode, (batch.stderr, fol.stderr)
+    return batch.stdout, fol.stdout
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+@pytest.mark.parametrize("fmt", ["sarif", "junit", "markdown", "github"])
+def test_follow_ends_with_the_batch_report(fmt, log):
+    batch, fol = _both(fmt, log)
+    assert fol == batch
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_follow_json_streams_findings_then_the_batch_report(log):
+    batch, fol = _both("json", log)
+    *streamed, last = fol.strip().splitlines()
+    report = json.loads(batch)
+    assert json.loads(last) == report
+    findings = {(f["rule"], f["evidence"][0]["line"]) for f in report["findings"]}
+    streamed_keys = {(f["rule"], f["evidence"][0]["line"]) for f in map(json.loads, streamed)}
+    assert streamed_keys and streamed_keys <= findings  # nothing streamed that the report does not stand by
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_follow_text_has_every_finding_the_startup_line_and_the_command(log):
+    batch, fol = _both("text", log)
+    heads = lambda out: sorted(ln for ln in out.splitlines() if re.match(r"^(error|warning|info) SGD", ln))  # noqa: E731
+    assert heads(fol) == heads(batch)
+    for marker in ("startup:", "corrected command:"):
+        got = [ln for ln in batch.splitlines() if ln.startswith(marker)]
+        assert got == [ln for ln in fol.splitlines() if ln.startswith(marker)]
+    command = batch.split("corrected command:\n", 1)[1].splitlines()[0] if "corrected command:" in batch else None
+    assert command is None or command in fol
+    assert batch.strip().splitlines()[-1] == fol.strip().splitlines()[-1]  # the summary line

@@ -75,4 +75,7 @@ def test_follow_waits_for_the_notice_after_a_traceback(rules):
     assert "crash-unrecognized" not in seen
     fol.feed_bytes(b"\n" + TB.replace("boom", "crash").encode())
     fol.idle()  # the stream paused: what is pending is reported
-    assert seen == ["crash-unrecognized"]
+    assert seen == []  # a last resort is decided by the whole log: only the final report has it
+    report = fol.finish("x.log").report
+    [crash] = [f for f in report.findings if f.rule == "crash-unrecognized"]
+    assert "crash" in crash.explanation and "boom" not in crash.explanation  # the handled one is left out

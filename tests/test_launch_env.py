@@ -11,7 +11,8 @@ from sglang_doctor.fix.apply import apply_fixes
 from sglang_doctor.launch.command import extract_command, parse_command, render
 from sglang_doctor.policy.redact import redact_command as redact
 from sglang_doctor.facts.context import Context
-from sglang_doctor.pipeline.run import Options, corrected_command, diagnose
+from sglang_doctor.fix.correct import corrected_command as corrected
+from sglang_doctor.pipeline.run import Options, diagnose
 from sglang_doctor.launch.launch_env import launch_env, secret_name
 from sglang_doctor.model import Finding, FixOut
 
@@ -335,6 +336,11 @@ def test_compose_command_gets_an_env_wrapper() -> None:
     assert apply_fixes(cmd, [env_fix("A", "1")], env_wrapper=True)[1] == [False]
 
 
+def corrected_command(command: str, findings: list[Finding], _ctx: None, env_wrapper: bool = False) -> str | None:
+    fixed = corrected(command, findings, env_wrapper=env_wrapper)
+    return render(fixed) if fixed is not None else None
+
+
 def finding(*fixes: FixOut, severity: str = "error") -> Finding:
     return Finding(rule="r", code="SGD1", severity=severity, title="t", explanation="e", fixes=list(fixes))
 
@@ -452,11 +458,3 @@ def test_any_env_syntax_parses_resolves_and_edits(pre: list[str], prefix: list[s
         assert env.value("A") == value and env.value("NCCL_DEBUG") == "INFO", (text, render(once))
     twice, _ = apply_fixes(once, fixes, env_wrapper=yaml)
     assert render(twice) == render(once)
-
-
-def test_linter_knows_the_env_fact_families() -> None:
-    from sglang_doctor.launch import launch_env
-    from sglang_doctor.ruledev import lint
-
-    assert set(launch_env.FACT_PREFIXES) <= set(lint._FACT_FAMILIES)
-    assert set(launch_env.FACTS) <= lint.known_facts()

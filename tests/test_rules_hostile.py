@@ -150,7 +150,7 @@ def test_nested_quantifier_regex_finishes(tmp_path):
     log = "[2026-05-02 09:14:03] start\n" + ("a" * 5000 + "b\n") * 20
     t0 = time.perf_counter()
     r = cli(["--rules", d, "-"], input=log)
-    assert time.perf_counter() - t0 < 10
+    assert time.perf_counter() - t0 < 30  # a hang guard, not a benchmark (a loaded CI machine is slow)
     assert r.exit_code == 0
 
 
@@ -160,7 +160,7 @@ def test_regex_timeout_is_a_warning_naming_the_rule(tmp_path, tail, code):
     log = "[2026-05-02 09:14:03] start\n" + ("a" * 40 + "b\n") * 10 + tail
     t0 = time.perf_counter()
     r = cli(["--rules", d, "-"], input=log)
-    assert time.perf_counter() - t0 < 10
+    assert time.perf_counter() - t0 < 30  # a hang guard, not a benchmark (a loaded CI machine is slow)
     assert r.exit_code == code  # the warning does not change the exit status
     warnings = [ln for ln in r.stderr.splitlines() if "warning: rule evil-regex: regex took longer" in ln]
     assert 1 <= len(warnings) <= 3 and "disabled for the rest of the run" in warnings[-1]
@@ -176,7 +176,7 @@ def test_regex_timeout_on_the_fast_path(tmp_path, regex):
     (tmp_path / "big.log").write_text(log)
     t0 = time.perf_counter()
     r = cli(["--rules", d, "--format", "json", "big.log"])
-    assert time.perf_counter() - t0 < 20
+    assert time.perf_counter() - t0 < 60  # a hang guard, not a benchmark (a loaded CI machine is slow)
     assert r.exit_code == 1 and "SGD401" in {f["code"] for f in json.loads(r.stdout)["findings"]}
     warnings = [ln for ln in r.stderr.splitlines() if "rule evil-regex" in ln]
     assert 1 <= len(warnings) <= 3

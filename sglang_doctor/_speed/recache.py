@@ -113,7 +113,9 @@ def _plain(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
 def install() -> None:
     """Route this process's `re` compiles through the cache (once; the command's entry point only)."""
     global _installed
-    if _installed:
+    from sglang_doctor._speed import ENABLED
+
+    if _installed or not ENABLED:
         return
     _installed = True
     try:

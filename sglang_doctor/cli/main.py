@@ -16,7 +16,7 @@ import click
 from sglang_doctor import __version__
 from sglang_doctor.read.reader import InputError, display_name
 from sglang_doctor.model import FAIL_ON, FORMATS, SEVERITY_RANK, fails
-from sglang_doctor.policy.suppress import DEFAULT_BASELINE
+from sglang_doctor.policy.suppress import DEFAULT_BASELINE, BaselineError
 
 
 
@@ -196,9 +196,8 @@ def _suppressor(st: _Settings) -> Any:
 
 def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = None,
               display_name: str | None = None) -> NoReturn:
-    """Diagnose, suppress, report and exit: the one path of check, demo and explain."""
-    from sglang_doctor.policy.config import apply_severity
-    from sglang_doctor.pipeline.run import Options, diagnose
+    """Diagnose, report and exit: the one path of check, demo and explain."""
+    from sglang_doctor.pipeline.run import diagnose
     trace = None
     if st.why:
         from sglang_doctor.pipeline.why import WhyTrace
@@ -210,9 +209,9 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
     bar = progress_for(st.fmt, st.quiet, st.color)  # only text on a terminal: never pipes or machine formats
     interrupt, previous = _catch_sigint()
     try:
-        run = diagnose(names, st.rules, Options(command=st.command, command_yaml=st.command_yaml,
-                                                redact_hosts=st.redact_hosts, trace=trace,
-                                                interrupt=interrupt, jobs=st.jobs), texts=texts, progress=bar)
+        run = diagnose(names, st.rules, _options(st, sup, trace=trace, interrupt=interrupt), texts=texts, progress=bar)
+    except BaselineError as e:
+        _die(str(e))
     finally:
         if bar is not None:
             bar.close()
@@ -222,12 +221,11 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
             signal.signal(signal.SIGINT, previous)
     if display_name is not None and run.report.inputs:
         run.report.inputs[0].name = display_name
-    apply_severity(st.severity, run.report)
     if texts:  # explain: its own answer to an error no rule knows (below) says more than a last resort
         last = {r.id for r in st.rules if r.last_resort}
         run.report.findings = [f for f in run.report.findings if f.rule not in last]
         run.report.count()
-    _suppress(run, sup, st, names)
+    _baseline_notes(run, sup)
     if texts and not run.report.findings and not run.report.suppressed and st.fmt == "text":
         _explain_unknown(run, st.redact_hosts)
     after: list[str] = []
@@ -236,6 +234,15 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
 
         after = explain(trace, st.rules, run.report, run.results, sup.suppressed, st.disabled, st.redact_hosts)
     _emit(run, st, after)
+
+
+def _options(st: _Settings, sup: Any, **kw: Any) -> Any:
+    """The run's options from the settings: the command, the policy (severities, suppressions)."""
+    from sglang_doctor.pipeline.run import Options
+
+    return Options(command=st.command, command_yaml=st.command_yaml, redact_hosts=st.redact_hosts,
+                   jobs=st.jobs, command_source="cmd-file" if st.cmd_file else "cmd",
+                   severity=st.severity, suppressor=sup, **kw)
 
 
 def _catch_sigint() -> tuple[Any, Any]:
@@ -255,31 +262,15 @@ def _catch_sigint() -> tuple[Any, Any]:
     return interrupt, previous
 
 
-def _suppress(run: Any, sup: Any, st: _Settings, paths: list[str]) -> None:
-    """Apply the baseline and inline ignores to the finished report (the one place they apply)."""
-    from sglang_doctor.policy.redact import redact_text
-    from sglang_doctor.policy.suppress import BaselineError
-
-    before = len(run.report.findings)
-    try:
-        sup.apply(run.report, paths)
-    except BaselineError as e:
-        _die(str(e))
+def _baseline_notes(run: Any, sup: Any) -> None:
+    """What the policy stage has to say: expired baseline entries, a baseline written."""
     run.warnings.extend(sup.warnings)
     if sup.written is not None:
         click.echo(f"sglang-doctor: wrote {sup.written} baseline entr{'y' if sup.written == 1 else 'ies'} "
                    f"to {sup.write_path}", err=True)
-    if len(run.report.findings) != before and run.report.corrected_command:
-        from sglang_doctor.pipeline.run import corrected_command
-
-        command = st.command or next((r.context.command for r in run.results if r.context.command), None)
-        primary = run.results[0].context if run.results else None
-        fixed = corrected_command(command, run.report.findings, primary,
-                                  env_wrapper=st.command_yaml and command == st.command)
-        run.report.corrected_command = redact_text(fixed, hosts=st.redact_hosts) if fixed else None
 
 
-def _emit(run: Any, st: _Settings, after: list[str]) -> NoReturn:
+def _emit(run: Any, st: _Settings, after: list[str], compact: bool = False) -> NoReturn:
     from sglang_doctor.report import write_report
 
     for w in run.warnings:
@@ -288,7 +279,7 @@ def _emit(run: Any, st: _Settings, after: list[str]) -> NoReturn:
         click.echo(f"sglang-doctor: {e}", err=True)
     try:
         write_report(run.report, st.fmt, sys.stdout, quiet=st.quiet, color=st.color, fail_on=st.fail_on,
-                     rules=st.rules)
+                     rules=st.rules, compact=compact)
         if after:
             if st.fmt == "text":
                 sys.stdout.write("\n" + "\n".join(after) + "\n")
@@ -332,45 +323,55 @@ def check(files: tuple[str, ...], follow: bool = False, **opts: Any) -> None:
 
 
 def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
-    """--follow: one input; findings stream out as they happen, the summary at the end."""
+    """--follow: one input; findings stream out as they happen (text and JSON, one object a line),
+    then the whole report, the same as for the saved log (the other formats print only that)."""
     import json
 
-    from dataclasses import asdict
-
+    from sglang_doctor.model import to_json
     from sglang_doctor.pipeline.follow import follow
-    from sglang_doctor.model import Finding, from_json, to_json
-    from sglang_doctor.policy.redact import redact
 
     if len(files) > 1:
         _die("--follow takes one file (or stdin)")
     source = files[0] if files else "-"
-    printed: list[Any] = []
+    streamed: set[tuple[str, int]] = set()
+    sup = _suppressor(st)
 
-    def emit(finding: Any) -> None:
-        data = redact(to_json(finding), hosts=st.redact_hosts)
+    def emit(finding: Any) -> None:  # already redacted by the pipeline
+        if st.fmt not in ("text", "json"):
+            return
         try:
             if st.fmt == "json":
-                sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+                sys.stdout.write(json.dumps(to_json(finding), ensure_ascii=False) + "\n")
             else:
                 from sglang_doctor.report.text import write_finding
 
-                write_finding(from_json(Finding, data), sys.stdout, [display_name(source)], color=st.color)
+                write_finding(finding, sys.stdout, [display_name(source)], color=st.color)
             sys.stdout.flush()
         except BrokenPipeError:
             _quiet_broken_pipe()
-        printed.append(finding)
+        streamed.add((finding.rule, finding.evidence[0].line if finding.evidence else 0))
 
     try:
-        report = follow(source, st.rules, emit, st.command)
+        run = follow(source, st.rules, emit, _options(st, sup))
     except InputError as e:
         _die(str(e))
-    s = report.summary
-    if st.fmt == "json":
-        sys.stdout.write(json.dumps({"summary": s, "inputs": [asdict(i) for i in report.inputs]}) + "\n")
-    else:
-        click.echo(f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info"
-                   if report.findings else "✓ no known problem found")
-    sys.exit(_exit_code(s, st.fail_on))
+    except BaselineError as e:
+        _die(str(e))
+    _baseline_notes(run, sup)
+    if st.fmt == "text" and streamed:
+        run.report = _without(run.report, streamed)
+    _emit(run, st, [], compact=True)
+
+
+def _without(report: Any, streamed: set[tuple[str, int]]) -> Any:
+    """The report less the findings already streamed (its summary still counts them all)."""
+    from dataclasses import replace
+
+    keep = [i for i, f in enumerate(report.findings)
+            if (f.rule, f.evidence[0].line if f.evidence else 0) not in streamed]
+    new_index = {old: new for new, old in enumerate(keep)}
+    launches = [replace(la, findings=[new_index[i] for i in la.findings if i in new_index]) for la in report.launches]
+    return replace(report, findings=[report.findings[i] for i in keep], launches=launches)
 
 
 def _expand(files: tuple[str, ...]) -> list[str]:
@@ -513,9 +514,12 @@ def rules_lint(rule_dirs: tuple[str, ...], only_user: bool, strict: bool) -> Non
 @click.option("--check", "check_only", is_flag=True, help="Exit 1 if the pages are out of date; write nothing.")
 def rules_docs(out_dir: str, check_only: bool) -> None:
     """Write one Markdown page per rule (docs/rules/<code>-<id>.md)."""
-    from sglang_doctor.ruledev.docs import write_docs
+    from sglang_doctor.ruledev.docs import write_docs, write_facts_table
 
     stale = write_docs(_load_rules(()), Path(out_dir), check_only=check_only)
+    guide = Path(out_dir).parent / "writing-rules.md"  # its facts table comes from the fact vocabulary
+    if write_facts_table(guide, check_only=check_only):
+        stale.append(str(guide))
     if check_only and stale:
         for s in stale:
             click.echo(f"out of date: {s}")

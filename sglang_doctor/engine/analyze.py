@@ -16,7 +16,7 @@ import re
 
 from sglang_doctor.engine import expr
 from sglang_doctor.facts.context import Context
-from sglang_doctor.model import Evidence, Finding, FixOut, mark_consequence
+from sglang_doctor.model import Evidence, Finding, FixOut, mark_consequence, rule_page
 from sglang_doctor.read.records import Record, Segmenter, glog_time, parse_header
 from sglang_doctor.read.reader import Line, decode_line, lines_of_chunk
 from sglang_doctor.model import SEVERITY_RANK
@@ -426,7 +426,7 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
     return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=rule.title,
                    explanation=" ".join(p for p in parts if p), evidence=evidence,
                    captures=dict(hit.captures), fixes=fixes, occurrences=rh.count,
-                   docs=f"docs/rules/{rule.code}-{rule.id}.md")
+                   docs=rule_page(rule.code, rule.id))
 
 
 def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
@@ -482,8 +482,24 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
 
 
 @dataclass
+class LaunchResult:
+    """One launch of an input (a restarted server logs several): its own facts and findings."""
+
+    input: int
+    first_line: int
+    last_line: int
+    findings: list[Finding]
+    context: Context
+
+
+@dataclass
 class InputResult:
-    """One input analysed: its findings, facts and size."""
+    """One input analysed: its launches (the last one first), facts and size.
+
+    `findings` and `context` are those of the input as a whole when it holds one launch; with
+    several, `findings` lists every launch's (the last launch's first) and `context` is the
+    last launch's.
+    """
 
     findings: list[Finding]
     context: Context
@@ -491,6 +507,7 @@ class InputResult:
     warnings: list[str]
     bytes: int = 0
     slow_lines: int = 0  # lines that went through the full per-line path
+    launches: list[LaunchResult] = field(default_factory=list)
 
 
 # An input that fits in one small block is read line by line (cheaper than building the
@@ -500,31 +517,78 @@ SMALL_INPUT_BYTES = 256 * 1024
 DECODE_SAMPLE_BYTES = 8 * 1024  # ~1% of each block: enough for medians and a sparkline
 
 
+class _Launch:
+    """The launch being read: its facts and rule hits, from its first line on."""
+
+    def __init__(self, first_line: int, command: tuple[str | None, int | None] = (None, None)) -> None:
+        self.ctx = Context()
+        self.ctx.command, self.ctx.command_line = command  # a `# cmd:` line speaks for the whole input
+        self.hits: dict[str, RuleHits] = {}
+        self.first_line = first_line
+        self.last_line = first_line
+
+
 class _Analysis:
+    """One input, record by record. A second `server_args=` line starts a new launch (a restarted
+    server, `docker logs` of a `--restart` container): each launch keeps its own facts and hits."""
+
     def __init__(self, matcher: Matcher) -> None:
         self.matcher = matcher
-        self.ctx = Context()
-        self.hits: dict[str, RuleHits] = {}
+        self.closed: list[_Launch] = []
+        self.launch = _Launch(1)
         self.seg = Segmenter()
         self.slow = 0
         self.last_ts: str | None = None  # latest header time seen: the time of header-less records after it
 
+    @property
+    def ctx(self) -> Context:
+        return self.launch.ctx
+
+    @property
+    def hits(self) -> dict[str, RuleHits]:
+        return self.launch.hits
+
     def feed(self, line: Line) -> None:
         self.slow += 1
         for rec in self.seg.feed(line):
-            self.ctx.observe(rec)
-            if rec.ts:
-                self.last_ts = rec.ts
-            match_record(rec, self.matcher, self.hits, self.last_ts)
+            self._record(rec)
+
+    def _record(self, rec: Record) -> None:
+        if rec.kind == "line" and self.ctx.server_args_line is not None and rec.message.startswith("server_args="):
+            self.closed.append(self.launch)
+            self.launch = _Launch(rec.start, (self.ctx.command, self.ctx.command_line))
+        self.launch.last_line = rec.end
+        self.ctx.observe(rec)
+        if rec.ts:
+            self.last_ts = rec.ts
+        match_record(rec, self.matcher, self.hits, self.last_ts)
+
+    def flush(self) -> None:
+        """The stream paused or ended: an open traceback is as complete as it gets."""
+        for rec in self.seg.finish():
+            self._record(rec)
 
     def finish(self, command: str | None = None) -> None:
-        for rec in self.seg.finish():
-            self.ctx.observe(rec)
-            match_record(rec, self.matcher, self.hits, self.last_ts)
-        if command:  # the user's --cmd wins over a `# cmd:` line in the log
-            self.ctx.command, self.ctx.command_line = command, None
-        self.ctx.finish()
-        run_checks(self.matcher, self.ctx, self.hits)
+        self.flush()
+        for launch in [*self.closed, self.launch]:
+            if command:  # the user's --cmd wins over a `# cmd:` line in the log
+                launch.ctx.command, launch.ctx.command_line = command, None
+            launch.ctx.finish()
+            run_checks(self.matcher, launch.ctx, launch.hits)
+
+    def result(self, input_index: int, lines: int, size: int) -> InputResult:
+        """Findings per launch (ranked root cause first), the last launch first."""
+        launches = []
+        every = [*self.closed, self.launch]
+        for i in reversed(range(len(every))):
+            launch = every[i]
+            pairs = [(rh.rule, f) for rh in launch.hits.values()
+                     if (f := build_finding(rh, launch.ctx, input_index)) is not None]
+            last = every[i + 1].first_line - 1 if i + 1 < len(every) else max(lines, launch.last_line)
+            launches.append(LaunchResult(input_index, launch.first_line, last, rank_findings(pairs), launch.ctx))
+        findings = [f for launch in launches for f in launch.findings]
+        return InputResult(findings, launches[0].context, lines, list(self.matcher.warnings), size, self.slow,
+                           launches)
 
     def feed_hits(self, first: int, block: bytes, starts: list[int]) -> None:
         """Feed the hit lines of a block, plus every line while a traceback is open."""
@@ -605,19 +669,14 @@ def analyze_chunks(chunks: Iterable[tuple[int, bytes]], matcher: Matcher, input_
                 a.feed(line)
             continue
         a.ctx.sampling = True
-        a.ctx.sample_block(block[:DECODE_SAMPLE_BYTES])
+        a.ctx.sample_block(block[:DECODE_SAMPLE_BYTES], first)
         if first == 1 and (not starts or starts[0] != 0):
             starts = [0, *starts]
         if starts or not a.seg.idle:
             a.feed_hits(first, block, starts)
     a.finish(command)
     lines = first + block.count(b"\n") - 1 if block else 0
-    pairs: list[tuple[Rule, Finding]] = []
-    for rh in a.hits.values():
-        f = build_finding(rh, a.ctx, input_index)
-        if f is not None:
-            pairs.append((rh.rule, f))
-    return InputResult(rank_findings(pairs), a.ctx, lines, list(matcher.warnings), size, a.slow)
+    return a.result(input_index, lines, size)
 
 
 def analyze_lines(lines: Iterable[Line], matcher: Matcher, input_index: int = 0) -> InputResult:
@@ -628,5 +687,4 @@ def analyze_lines(lines: Iterable[Line], matcher: Matcher, input_index: int = 0)
         a.feed(line)
         last = line.number
     a.finish()
-    pairs = [(rh.rule, f) for rh in a.hits.values() if (f := build_finding(rh, a.ctx, input_index)) is not None]
-    return InputResult(rank_findings(pairs), a.ctx, last, list(matcher.warnings), 0, a.slow)
+    return a.result(input_index, last, 0)

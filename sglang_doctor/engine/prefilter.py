@@ -14,8 +14,10 @@ class ScannerCache:
     """Builds the stage-one scanner once per run, only when a log is long enough to need it."""
 
     def __init__(self, rules: list[Rule], enabled: bool) -> None:
+        from sglang_doctor._speed import ENABLED
+
         self.rules = rules
-        self.enabled = enabled
+        self.enabled = enabled and ENABLED
         self._scanner: Any = None
         self._failed = False
 

@@ -516,7 +516,9 @@ def load_rules(extra_dirs: list[str] | None = None, builtin: bool = True, cache:
             raise RuleLoadError(f"{d}: rules directory not found")
         dirs.append(p)
     store = None
-    if cache:
+    from sglang_doctor._speed import ENABLED
+
+    if cache and ENABLED:
         from sglang_doctor._speed.rulecache import RuleCache
 
         store = RuleCache(dirs, f"{__version__}/{CACHE_FORMAT}", rule_files)

@@ -82,6 +82,7 @@ class Context:
         self.launch_args: dict[str, Any] = {}  # flags of the launch command, as server_args fields
         self._parsed: tuple[str | None, Any] | None = None
         self.first_ts: str | None = None
+        self.last_ts: str | None = None  # the latest header time (a launch's window: pipeline.units)
         self.throughput: list[float] = []  # decode gen throughput samples, decimated when full
         self._tp_stride = 1
         self._tp_seen = 0
@@ -136,8 +137,11 @@ class Context:
 
     # -- reading records ----------------------------------------------------------
     def observe(self, rec: Record) -> None:
-        if rec.ts and self.first_ts is None:
-            self.first_ts = rec.ts
+        if rec.ts:
+            if self.first_ts is None:
+                self.first_ts = rec.ts
+            if self.last_ts is None or rec.ts > self.last_ts:
+                self.last_ts = rec.ts
         if rec.kind != "line":
             self._observe_traceback(rec)
             return
@@ -170,13 +174,18 @@ class Context:
                 if any(lit in ln.text and rx.search(ln.text) for lit, rx in _HANDLED_NOTICES):
                     self.handled_lines.append(ln.number)
 
-    def sample_block(self, raw: bytes) -> None:
-        """Decode statistics from the first bytes of a block (the sampled path)."""
+    def sample_block(self, raw: bytes, first_line: int | None = None) -> None:
+        """Decode statistics from the first bytes of a block (the sampled path); `first_line`: the
+        block's first line number, so a fact keeps the line it came from."""
         if b"Decode batch" not in raw:
             return
         text = raw.decode("utf-8", errors="replace")
+        pos, line = 0, first_line
         for m in _DECODE_RX.finditer(text):
-            _decode(self, m, None)
+            if line is not None:
+                line += text.count("\n", pos, m.start())
+                pos = m.start()
+            _decode(self, m, None, line)
 
     def add_throughput(self, value: float) -> None:
         # Bounded reservoir: keep every k-th sample, doubling k when full, so a week of
@@ -475,13 +484,13 @@ def _ready(ctx: Context, m: re.Match[str], rec: Record) -> None:
 
 
 @extractor("Decode batch", r"Decode batch[^\n]*?#running-req: (?P<run>\d+).*?token usage: (?P<usage>[0-9.]+).*?(?:cuda graph: (?P<graph>True|False), )?gen throughput \(token/s\): (?P<tp>[0-9.]+)(?:, #queue-req: (?P<q>\d+))?")
-def _decode(ctx: Context, m: re.Match[str], rec: Record | None) -> None:
+def _decode(ctx: Context, m: re.Match[str], rec: Record | None, at: int | None = None) -> None:
     ctx.add_throughput(float(m["tp"]))
     usage = float(m["usage"])
     ctx.token_usage_peak = max(ctx.token_usage_peak or 0.0, usage)
     if m["q"]:
         ctx.queue_peak = max(ctx.queue_peak or 0, int(m["q"]))
-    line = rec.start if rec is not None else None
+    line = rec.start if rec is not None else at
     if m["graph"] == "False":
         ctx.set("decode.cuda_graph_false_seen", True, line, overwrite=False)
     elif m["graph"] == "True":

@@ -9,6 +9,7 @@ the router registry unless a finding has a router fix.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sglang_doctor.model import Finding
@@ -23,15 +24,15 @@ def _launcher_of(command: str | None) -> str | None:
     return cmd.router_launcher if cmd is not None else None
 
 
-def spell_router_fixes(findings: list[Finding], version: Any, command: str | None) -> None:
-    """Respell each router flag fix for the command's launcher and the router release, in place."""
-    fixes = [fix for f in findings for fix in f.fixes if fix.launcher == "router" and fix.flag]
-    if not fixes:
-        return
+def spell_router_fixes(findings: list[Finding], version: Any, command: str | None) -> list[Finding]:
+    """Each router flag fix respelled for the command's launcher and the router release."""
+    if not any(fix.launcher == "router" and fix.flag for f in findings for fix in f.fixes):
+        return findings
     from sglang_doctor.registry import router_flags
 
     release = router_flags.release_for(version)
     launcher = _launcher_of(command) or "launch_router"
+    out = []
     for f in findings:
         kept = []
         for fix in f.fixes:
@@ -42,6 +43,7 @@ def spell_router_fixes(findings: list[Finding], version: Any, command: str | Non
                     spelled = router_flags.spell(fix.flag, release, launcher)
                     if spelled is None:
                         continue
-                    fix.flag = spelled
+                    fix = replace(fix, flag=spelled)
             kept.append(fix)
-        f.fixes = kept
+        out.append(replace(f, fixes=kept) if kept != f.fixes else f)
+    return out

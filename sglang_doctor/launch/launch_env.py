@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from sglang_doctor.launch.command import LaunchCommand
 
 REDACTED = "<redacted>"
-FACT_PREFIXES = ("env.", "env_set.")  # fact families of one variable each (for the linter)
-FACTS = ("launch.env_file",)
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", re.S)

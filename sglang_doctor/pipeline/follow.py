@@ -6,7 +6,10 @@
 A reader thread moves raw bytes into a queue so the main loop can wake up on an idle
 timeout: a traceback is complete when the next record starts or when nothing has arrived
 for IDLE_S. A finding is printed as soon as its rule has matched and its conditions hold;
-at the end of the stream (pipe closed) or on Ctrl-C the full report's summary follows.
+at the end of the stream (pipe closed) or on Ctrl-C the whole report follows: the same
+stages as a batch run (pipeline.run.assemble) on the same analysis, so it is the report
+`sglang-doctor` gives for the saved log. Generic and last-resort findings are only in that
+report: whether they stand depends on what the whole log explains.
 """
 
 from __future__ import annotations
@@ -18,11 +21,15 @@ import threading
 import time
 from typing import Any, Callable
 
-from sglang_doctor.facts.context import HANDLED_AFTER
-from sglang_doctor.engine.analyze import Matcher, _Analysis, build_finding, rank_findings
-from sglang_doctor.model import Finding, InputInfo, Report, mark_consequence
-from sglang_doctor.read.reader import MAX_LINE_CHARS, InputError, Line, decode_line, display_name
+from sglang_doctor.engine.analyze import Matcher, _Analysis, build_finding
 from sglang_doctor.engine.rules import Rule
+from sglang_doctor.facts.context import HANDLED_AFTER
+from sglang_doctor.fix.correct import spell_fixes
+from sglang_doctor.model import Finding, InputInfo, Report, mark_consequence
+from sglang_doctor.pipeline.run import Options, Run, assemble
+from sglang_doctor.policy.config import apply_severity
+from sglang_doctor.policy.redact import redact_report
+from sglang_doctor.read.reader import MAX_LINE_CHARS, InputError, Line, decode_line, display_name
 
 IDLE_S = 0.2  # no new bytes for this long: close an open traceback
 POLL_S = 0.05  # how often a followed file is checked for growth
@@ -69,13 +76,18 @@ def _file_reader(path: str, out: queue.Queue[bytes | None], stop: threading.Even
 
 
 class Follower:
-    """Feeds a live byte stream through the analysis and reports new findings."""
+    """Feeds a live byte stream through the engine, streams new findings, and ends with the
+    same report a batch run of the whole stream gives (the stages after the engine are
+    pipeline.run.assemble)."""
 
-    def __init__(self, rules: list[Rule], emit: Callable[[Finding], None], command: str | None = None) -> None:
+    def __init__(self, rules: list[Rule], emit: Callable[[Finding], None], options: Options | None = None,
+                 path: str = "-") -> None:
+        self.rules = rules
         self.matcher = Matcher(rules)
         self.analysis = _Analysis(self.matcher)
         self.emit = emit
-        self.command = command
+        self.options = options or Options()
+        self.path = path
         self.carry = b""
         self.number = 0
         self.bytes = 0
@@ -96,61 +108,53 @@ class Follower:
 
     def idle(self) -> None:
         """Nothing arrived for a while: a pending traceback is as complete as it gets."""
-        if not self.analysis.seg.idle:
-            for rec in self.analysis.seg.finish():
-                self.analysis.ctx.observe(rec)
-                from sglang_doctor.engine.analyze import match_record
-
-                match_record(rec, self.matcher, self.analysis.hits)
+        self.analysis.flush()
         self._report_new(settled=True)
 
     def _report_new(self, settled: bool = False) -> None:
         """`settled`: the stream paused, no notice can still follow a traceback."""
         fresh = [rh for rid, rh in self.analysis.hits.items() if rid not in self.emitted
-                 # a traceback of a rule that skips handled ones waits for the lines that may say so
+                 # a generic or last-resort rule is decided by what else the whole log explains: the
+                 # final report has it; a traceback of a rule that skips handled ones waits for the
+                 # lines that may say so
+                 and not rh.rule.fallback and not rh.rule.last_resort
                  and (settled or not rh.rule.skip_handled or rh.hits[-1].end + HANDLED_AFTER < self.number)]
         if not fresh:
             return
         ctx = self.analysis.ctx
-        if self.command and not ctx.command:
-            ctx.command = self.command
+        if self.options.command and not ctx.command:
+            ctx.command = self.options.command
         ctx.finish()
-        # Specific rules before generic ones on the same line; a generic one is held back
-        # once a specific error has explained the stream.
-        for rh in sorted(fresh, key=lambda r: (r.rule.fallback, r.hits[0].line, -r.rule.priority)):
+        version = ctx.get("sglang.version")
+        sup, name = self.options.suppressor, display_name(self.path)
+        for rh in sorted(fresh, key=lambda r: (r.hits[0].line, -r.rule.priority)):
             rule = rh.rule
-            if rule.fallback and self.root is not None:
-                continue
             f = build_finding(rh, ctx, 0)
             if f is None:
                 continue  # conditions may hold later, when more facts have arrived
+            [f] = apply_severity(self.options.severity, spell_fixes([f], version))
             if rule.consequence and self.root is not None:
                 mark_consequence(f, self.root)
-            elif f.severity == "error" and not rule.fallback and self.root is None:
+            elif f.severity == "error" and self.root is None:
                 self.root = f
             self.emitted[rule.id] = f
-            self.emit(f)
+            if sup is None or not sup.hides(f, name, self.path):
+                self.emit(redact_report(Report(findings=[f]), hosts=self.options.redact_hosts).findings[0])
 
-    def finish(self, name: str) -> Report:
+    def finish(self, name: str) -> Run:
         if self.carry:
             self.number += 1
             self.analysis.feed(Line(self.number, decode_line(self.carry)))
             self.carry = b""
-        self.idle()  # the last traceback, and whatever it completes, is reported too
-        self.analysis.finish(self.command)
-        pairs = []
-        for rh in self.analysis.hits.values():
-            f = build_finding(rh, self.analysis.ctx, 0)
-            if f is not None:
-                pairs.append((rh.rule, f))
-        report = Report(inputs=[InputInfo(name=name, lines=self.number, bytes=self.bytes)],
-                        findings=rank_findings(pairs), context=self.analysis.ctx.to_json())
-        report.count()
-        return report
+        self.idle()  # the last traceback, and whatever it completes, is streamed too
+        self.analysis.finish(self.options.command)
+        result = self.analysis.result(0, self.number, self.bytes)
+        info = InputInfo(name=name, lines=self.number, bytes=self.bytes)
+        return assemble([info], [result], self.rules, self.options, [self.path])
 
 
-def follow(source: str, rules: list[Rule], emit: Callable[[Finding], None], command: str | None = None,
-           stop: threading.Event | None = None) -> Report:
+def follow(source: str, rules: list[Rule], emit: Callable[[Finding], None], options: Options | None = None,
+           stop: threading.Event | None = None) -> Run:
     """Follow `source` ('-' for stdin) until the pipe closes or `stop` is set / Ctrl-C."""
     stop = stop or threading.Event()
     q: queue.Queue[Any] = queue.Queue(maxsize=256)  # bounded: a fast writer cannot grow memory
@@ -159,7 +163,7 @@ def follow(source: str, rules: list[Rule], emit: Callable[[Finding], None], comm
     else:
         t = threading.Thread(target=_file_reader, args=(source, q, stop), daemon=True)
     t.start()
-    fol = Follower(rules, emit, command)
+    fol = Follower(rules, emit, options, source)
     try:
         while not stop.is_set():
             try:
@@ -174,5 +178,4 @@ def follow(source: str, rules: list[Rule], emit: Callable[[Finding], None], comm
             fol.feed_bytes(item)
     except KeyboardInterrupt:
         stop.set()
-    name = display_name(source)
-    return fol.finish(name)
+    return fol.finish(display_name(source))

@@ -1,4 +1,11 @@
-"""One run: inputs through the pipeline into a Report."""
+"""One run: inputs through the pipeline into a Report.
+
+read + engine (per input, each launch apart) → units (a launch, or one deployment's inputs)
+→ attribution across a deployment's inputs → policy (severities, suppressions) → fix (spelling
+for the release, the corrected command: once per unit) → facts summary (startup) → report →
+redaction (once) → Report. `--follow` (pipeline/follow.py) runs the same stages on the result
+of its incremental analysis.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +16,10 @@ import io
 
 from sglang_doctor.engine.prefilter import ScannerCache
 from sglang_doctor.engine.analyze import InputResult, Matcher, analyze_chunks
-from sglang_doctor.model import Finding, FixOut, InputInfo, Report, from_json
+from sglang_doctor.pipeline.units import Unit, group_units
+from sglang_doctor.model import Finding, InputInfo, LaunchInfo, Report
 from sglang_doctor.read.reader import InputError, display_name, iter_chunks, open_input
-from sglang_doctor.policy.redact import redact
+from sglang_doctor.policy.redact import redact_report
 from sglang_doctor.engine.rules import Rule
 
 
@@ -26,6 +34,9 @@ class Options:
     trace: Any = None  # --why: observer of the matcher, told of each input (see why.py)
     interrupt: Any = None  # an Interrupt: Ctrl-C ends the run early with what was read so far
     jobs: int | None = None  # worker processes for several files (None: decided by parallel.auto_jobs)
+    command_source: str = "cmd"  # where `command` came from: cmd | cmd-file
+    severity: dict[str, str] = field(default_factory=dict)  # the project's severity per rule (config)
+    suppressor: Any = None  # a policy.suppress.Suppressor: baseline and inline ignores
 
 
 @dataclass
@@ -36,6 +47,7 @@ class Run:
     errors: list[str] = field(default_factory=list)  # inputs that could not be read
     warnings: list[str] = field(default_factory=list)
     results: list[InputResult] = field(default_factory=list)
+    units: list[Unit] = field(default_factory=list)
     interrupted: bool = False  # Ctrl-C: the report covers the input read before it
 
 
@@ -80,31 +92,120 @@ def diagnose(names: list[str], rules: list[Rule], options: Options | None = None
     `progress` (see progress.py) is told of each input read from a file or stdin.
     """
     options = options or Options()
-    run = Run(Report())
+    infos: list[InputInfo] = []
+    results: list[InputResult] = []
+    errors: list[str] = []
     for index, result, error in _outcomes(names, rules, options, texts, progress):
         name = names[index]
         info = InputInfo(name=display_name(name))
-        run.report.inputs.append(info)
+        infos.append(info)
         if result is None:
             info.error = error
-            run.errors.append(error if name in str(error) else f"{name}: {error}")
+            errors.append(error if name in str(error) else f"{name}: {error}")
             continue
         info.lines, info.bytes = result.lines, result.bytes
-        run.results.append(result)
-        run.report.findings.extend(result.findings)
-        run.warnings.extend(w for w in result.warnings if w not in run.warnings)
+        results.append(result)
         if options.interrupt is not None and options.interrupt.requested:
             break
+    run = assemble(infos, results, rules, options, [n for n, _ in zip(names, infos)])
+    run.errors = errors
     run.interrupted = options.interrupt is not None and options.interrupt.requested
-    if len(run.results) > 1:  # logs of one deployment: root cause and consequences across them
-        from sglang_doctor.engine.attribution import attribute
-
-        run.report.findings = attribute(run.report.findings, rules, [i.name for i in run.report.inputs])
-    _fill_context(run, options)
-    run.report.count()
-    data = redact(run.report.to_json_dict(), hosts=options.redact_hosts)
-    run.report = from_json(Report, data)
     return run
+
+
+def assemble(infos: list[InputInfo], results: list[InputResult], rules: list[Rule], options: Options,
+             paths: list[str]) -> Run:
+    """The stages after the engine, for analysed inputs (`paths[i]`: where input i was read from)."""
+    run = Run(Report(inputs=infos), results=results)
+    for res in results:
+        run.warnings.extend(w for w in res.warnings if w not in run.warnings)
+    run.units = group_units(results)
+    names = [i.name for i in infos]
+    per_unit: list[list[Finding]] = []
+    for unit in run.units:
+        findings = [f for la in unit.launches for f in la.findings]
+        if len(unit.launches) > 1:  # one deployment's logs: root cause and consequences across them
+            from sglang_doctor.engine.attribution import attribute
+
+            findings = attribute(findings, rules, names)
+        per_unit.append(findings)
+    per_unit = _policy(per_unit, options, names, paths)
+    report = run.report
+    for unit, findings in zip(run.units, per_unit):
+        findings, launch = _fix_unit(unit, findings, options)
+        launch.findings = list(range(len(report.findings), len(report.findings) + len(findings)))
+        report.findings.extend(findings)
+        report.launches.append(launch)
+    if run.units:
+        report.context = _context(run.units[0], report.launches[0], options)
+        report.startup = report.launches[0].startup
+        if len(report.launches) == 1:
+            report.corrected_command = report.launches[0].corrected_command
+    report.count()
+    sup = options.suppressor
+    report.suppressed = (len(sup.suppressed) or None) if sup is not None else None
+    run.report = redact_report(report, hosts=options.redact_hosts)
+    return run
+
+
+def _policy(per_unit: list[list[Finding]], options: Options, names: list[str],
+            paths: list[str]) -> list[list[Finding]]:
+    """The project's severities, then the baseline and inline ignores."""
+    from sglang_doctor.policy.config import apply_severity
+
+    out = [apply_severity(options.severity, findings) for findings in per_unit]
+    if options.suppressor is not None:
+        out = [options.suppressor.filter(findings, names, paths) for findings in out]
+    return out
+
+
+def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[list[Finding], LaunchInfo]:
+    """The fix stage of one unit: fixes spelled for its release, its corrected command."""
+    from sglang_doctor.facts.startup import startup_summary
+    from sglang_doctor.fix.correct import corrected_command, launch_command, spell_fixes
+    from sglang_doctor.fix.router_spelling import spell_router_fixes
+
+    primary = unit.primary
+    ctx = primary.context
+    version = ctx.get("sglang.version")
+    given = options.command or next((la.context.command for la in unit.launches if la.context.command), None)
+    source = options.command_source if options.command else ("log-comment" if given else None)
+    command, rebuilt = launch_command(given, ctx.server_args, version)
+    findings = spell_fixes(findings, version)
+    findings = spell_router_fixes(findings, ctx.get("router.version"), command)
+    yaml = options.command_yaml and command == options.command
+    fixed = corrected_command(command, findings, env_wrapper=yaml)
+    text = None
+    if fixed is not None:
+        from sglang_doctor.launch.command import render
+        from sglang_doctor.policy.redact import redact_command
+
+        text = render(redact_command(fixed))  # --api-key $SGLANG_API_KEY: pasteable, and no secret
+    launch = LaunchInfo(input=primary.input, first_line=primary.first_line, last_line=primary.last_line,
+                        inputs=unit.inputs if len(unit.launches) > 1 else None,
+                        sglang_version=str(version) if version else None, corrected_command=text,
+                        command_source=rebuilt or (source if command else None),
+                        startup=startup_summary(ctx))
+    return findings, launch
+
+
+def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]:
+    """The report's context: the unit's facts (its primary launch's win), the version, the command."""
+    ctx: dict[str, Any] = {}
+    for la in reversed(unit.launches):
+        ctx.update(la.context.to_json())
+    if launch.sglang_version:
+        ctx["sglang_version"] = launch.sglang_version
+    primary = unit.primary.context
+    given = options.command or next((la.context.command for la in unit.launches if la.context.command), None)
+    if given:
+        ctx["command"] = given
+    elif launch.command_source == "server_args":
+        from sglang_doctor.fix.correct import launch_command
+
+        ctx["command"] = launch_command(None, primary.server_args, launch.sglang_version)[0]
+        ctx["command_source"] = "rebuilt from the server_args line (resolved values)"
+    return ctx
 
 
 def _outcomes(names: list[str], rules: list[Rule], options: Options, texts: dict[str, str] | None,
@@ -154,101 +255,3 @@ def _outcomes(names: list[str], rules: list[Rule], options: Options, texts: dict
         yield index, result, None
         if options.interrupt is not None and options.interrupt.requested:
             return
-
-
-def _fill_context(run: Run, options: Options) -> None:
-    if not run.results:
-        return
-    primary = run.results[0].context
-    ctx: dict[str, Any] = {}
-    for res in reversed(run.results):
-        ctx.update(res.context.to_json())
-    version = primary.get("sglang.version")
-    if version:
-        ctx["sglang_version"] = version
-    command = options.command or next((r.context.command for r in run.results if r.context.command), None)
-    if command is None and primary.server_args:
-        from sglang_doctor.fix.rebuild import rebuild_command
-        from sglang_doctor.registry.spelling import releases_of
-
-        rels = releases_of(version)
-        command = rebuild_command(primary.server_args, rels[-1] if rels else None)
-        if command:
-            ctx["command_source"] = "rebuilt from the server_args line (resolved values)"
-    if command:
-        ctx["command"] = command
-    run.report.context = ctx
-    _spell_flags(run.report.findings, version)
-    from sglang_doctor.fix.router_spelling import spell_router_fixes
-
-    spell_router_fixes(run.report.findings, primary.get("router.version"), command)
-    from sglang_doctor.facts.startup import startup_summary
-
-    run.report.startup = startup_summary(primary)
-    yaml = options.command_yaml and command == options.command
-    run.report.corrected_command = corrected_command(command, run.report.findings, primary, env_wrapper=yaml)
-
-
-def _spell_flags(findings: list[Finding], version: str | None) -> None:
-    """Name each flag fix the way the log's SGLang release spells it; drop flags it lacks."""
-    from sglang_doctor.registry.spelling import in_range, spell_for, value_for
-
-    if not version:
-        return
-    for f in findings:
-        kept = []
-        for fix in f.fixes:
-            if fix.launcher == "router":  # a router flag: its releases are sglang-router's (router_spelling)
-                kept.append(fix)
-                continue
-            if fix.versions and not in_range(version, fix.versions):
-                continue
-            if fix.kind == "flag" and fix.flag and fix.action != "remove":  # a removal names what the user typed
-                spelled = spell_for(fix.flag, version)
-                if spelled is None:
-                    continue
-                if spelled != fix.flag and fix.value is None:  # a switch renamed into a flag's value
-                    fix.value = value_for(fix.flag, spelled)
-                    if fix.value is not None and fix.action == "add":
-                        fix.action = "set"
-                fix.flag = spelled
-            kept.append(fix)
-        f.fixes = kept
-
-
-def corrected_command(command: str | None, findings: list[Finding], ctx: Any, env_wrapper: bool = False) -> str | None:
-    """The launch command with every applicable fix applied (first fix per flag wins).
-
-    `env_wrapper`: the command is a compose / Kubernetes one, so env fixes go into an
-    `env NAME=VALUE …` wrapper, which those run without a shell, not into a prefix.
-    """
-    if not command:
-        return None
-    try:
-        from sglang_doctor.fix.apply import apply_fixes
-        from sglang_doctor.launch.command import parse_command, render
-        from sglang_doctor.policy.redact import redact_command as placeholders
-    except ImportError:
-        return None
-    cmd = parse_command(command)
-    if cmd is None:
-        return None
-    chosen: list[Any] = []
-    taken: set[tuple[str, str]] = set()
-    for f in findings:
-        if f.severity == "info" or f.consequence_of:
-            continue
-        for fix in f.fixes[:1]:  # the first fix of each finding is the recommended one
-            key = (fix.kind, fix.flag or fix.name or "")
-            if key in taken:
-                continue
-            taken.add(key)
-            if fix.kind == "flag" and fix.replaces:
-                chosen.append(FixOut(kind="flag", flag=fix.replaces, action="remove", launcher=fix.launcher))
-            chosen.append(fix)
-    if not chosen:
-        return None
-    new_cmd, applied = apply_fixes(cmd, chosen, env_wrapper=env_wrapper)
-    if not any(applied):
-        return None
-    return render(placeholders(new_cmd))  # --api-key $SGLANG_API_KEY: pasteable, and no secret

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sglang_doctor.model import FAIL_ON, FORMATS, SEVERITIES, SEVERITY_RANK
+from sglang_doctor.model import FAIL_ON, FORMATS, SEVERITIES, SEVERITY_RANK, Finding
 
 
 def _toml() -> Any:
@@ -212,18 +212,12 @@ def apply_to_rules(cfg: Config, rules: list[Any]) -> tuple[list[Any], dict[str, 
     return keep, severity
 
 
-def apply_severity(severity: dict[str, str], report: Any) -> None:
-    """Give findings the project's severity for their rule, after the engine ranked them
-    (so a downgraded root cause still explains, and hides, the generic errors it causes)."""
-    if not severity:
-        return
-    rank = SEVERITY_RANK
-    changed = False
-    for f in report.findings:
-        new = severity.get(f.rule)
-        if new and new != f.severity:
-            f.severity = new
-            changed = True
-    if changed:  # most severe first again, input by input
-        report.findings.sort(key=lambda f: (f.evidence[0].input if f.evidence else 0, rank[f.severity]))
-        report.count()
+def apply_severity(severity: dict[str, str], findings: list[Finding]) -> list[Finding]:
+    """The findings with the project's severity for their rule, after the engine ranked them (so a
+    downgraded root cause still explains, and hides, the generic errors it causes); most severe
+    first again, input by input."""
+    if not severity or not any(severity.get(f.rule, f.severity) != f.severity for f in findings):
+        return findings
+    out = [replace(f, severity=severity[f.rule]) if severity.get(f.rule, f.severity) != f.severity else f
+           for f in findings]
+    return sorted(out, key=lambda f: (f.evidence[0].input if f.evidence else 0, SEVERITY_RANK[f.severity]))

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator
 
 from sglang_doctor.launch.command import Arg, LaunchCommand
 from sglang_doctor.launch.shell import VAR_REF_RE
+from sglang_doctor.model import Report, from_json
 
 PLACEHOLDER = "<redacted>"
 
@@ -155,6 +156,12 @@ def redact(obj: Any, hosts: bool = False) -> Any:
             if k is not None and _HOST_KEYS.match(k):
                 names.update(_names_in_value(s))
     return _redact(obj, _Masker(hosts, names))
+
+
+def redact_report(report: Report, hosts: bool = False) -> Report:
+    """The report with every secret (and, with `hosts`, every host name) masked: the one place a
+    report is redacted, before any reporter sees it."""
+    return from_json(Report, redact(report.to_json_dict(), hosts=hosts))
 
 
 def _redact(obj: Any, mask: _Masker) -> Any:

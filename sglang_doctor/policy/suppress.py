@@ -26,7 +26,7 @@ from typing import Any
 
 import re
 
-from sglang_doctor.model import Finding, Report
+from sglang_doctor.model import Finding
 from sglang_doctor.policy.redact import redact_text
 
 BASELINE_SCHEMA = "sglang-doctor/baseline/v1"
@@ -201,9 +201,19 @@ class Suppressor:
     warnings: list[str] = field(default_factory=list)
     written: int | None = None  # entries written to write_path
 
-    def apply(self, report: Report, paths: list[str]) -> None:
-        """Drop suppressed findings from `report` (paths[i]: where input i was read from)."""
-        names = [i.name for i in report.inputs]
+    def hides(self, f: Finding, name: str, path: str) -> bool:
+        """Whether `filter` would take this finding out (no record kept): what --follow streams."""
+        ign = inline_ignores(read_head(path))
+        if ign and ("*" in ign or f.code in ign or f.rule in ign):
+            return True
+        if self.write_path is not None:  # the report is written as the new baseline: all of it is hidden
+            return True
+        key = (f.rule, input_key(name), finding_fingerprint(f))
+        return any(e.key == key and (e.expires is None or e.expires >= self.today) for e in self.baseline)
+
+    def filter(self, findings: list[Finding], names: list[str], paths: list[str]) -> list[Finding]:
+        """The findings left once baselined and inline-ignored ones are taken out (recorded in
+        `suppressed`); names[i] / paths[i]: how input i is shown / where it was read from."""
         ignores = {i: inline_ignores(read_head(p)) for i, p in enumerate(paths)}
 
         def input_of(f: Finding) -> tuple[int, str]:
@@ -211,7 +221,7 @@ class Suppressor:
             return idx, names[idx] if idx < len(names) else "?"
 
         kept: list[Finding] = []
-        for f in report.findings:
+        for f in findings:
             idx, name = input_of(f)
             ign = ignores.get(idx)
             if ign and ("*" in ign or f.code in ign or f.rule in ign):
@@ -240,9 +250,7 @@ class Suppressor:
                 self.warnings.append(f"baseline {self.baseline_path}: the entry for {f.code} {f.rule} in "
                                      f"{input_key(name)} expired on {old.expires}; the finding is reported again")
             remaining.append(f)
-        report.findings = remaining
-        report.count()
-        report.suppressed = len(self.suppressed) or None
+        return remaining
 
     def _write(self, findings: list[tuple[str, Finding]]) -> None:
         assert self.write_path is not None

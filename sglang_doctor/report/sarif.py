@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from sglang_doctor.model import Finding, Report, to_json
+from sglang_doctor.model import Finding, Report, rule_page, to_json
 from sglang_doctor.policy.suppress import finding_fingerprint
 from sglang_doctor.report.common import is_file_input
 from sglang_doctor.report.fixes import describe_fix
@@ -48,7 +48,7 @@ def docs_base_url() -> str:
 
 
 def _docs_path(f: Finding) -> str:
-    return f.docs or f"docs/rules/{f.code}-{f.rule}.md"
+    return f.docs or rule_page(f.code, f.rule)
 
 
 def _artifact_location(name: str, cwd: Path) -> dict[str, Any]:

@@ -105,24 +105,40 @@ def _startup(con: _Out, s: dict[str, Any]) -> None:
     con.print()
 
 
+def _launch(con: _Out, report: Report, findings: list[Finding], startup: dict[str, Any] | None,
+            corrected: str | None, names: list[str], multi: bool, quiet: bool) -> None:
+    """One launch: its startup summary, findings and corrected command."""
+    if not quiet and startup:
+        _startup(con, startup)
+    for f in findings:
+        if not (quiet and f.severity == "info"):
+            _finding(con, f, names, multi)
+    if corrected:
+        con.print(("corrected command:", "bold green"))
+        con.print("  " + corrected)
+        con.print()
+
+
 def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None = None,
           width: int | None = None, **_: Any) -> None:
     con = _Out(out, color, width)
     names = [i.name for i in report.inputs]
     multi = len(names) > 1
-    shown = [f for f in report.findings if not (quiet and f.severity == "info")]
-    if not quiet and report.startup:
-        _startup(con, report.startup)
-    for f in shown:
-        _finding(con, f, names, multi)
-    if report.corrected_command:
-        con.print(("corrected command:", "bold green"))
-        con.print("  " + report.corrected_command)
-        con.print()
+    if len(report.launches) > 1:  # several launches (a restarted server, unrelated logs): one block each
+        for n, launch in enumerate(report.launches, 1):
+            where = f"{names[launch.input] if launch.input < len(names) else '?'}:{launch.first_line}-{launch.last_line}"
+            release = f", SGLang {launch.sglang_version}" if launch.sglang_version else ""
+            con.print((f"launch {n} of {len(report.launches)}: {where}{release}", "bold"))
+            con.print()
+            _launch(con, report, [report.findings[i] for i in launch.findings], launch.startup,
+                    launch.corrected_command, names, multi, quiet)
+    else:
+        _launch(con, report, report.findings, report.startup, report.corrected_command, names, multi, quiet)
     read = [i.name for i in report.inputs if not i.error]
-    if not report.findings and report.inputs and not read:
+    found = any(report.summary.values())  # (--follow prints the report less the findings it streamed)
+    if not found and report.inputs and not read:
         con.print(("✗ no input could be read", "bold red"))  # why: one line each on stderr
-    elif not report.findings:
+    elif not found:
         hidden = f" ({report.suppressed} suppressed)" if report.suppressed else ""
         con.print((f"✓ no known problem found in {', '.join(read) or 'the input'}{hidden}", "green"))
     else:

@@ -10,13 +10,13 @@ import io
 from pathlib import Path
 
 from sglang_doctor.report.fixes import describe_fix
-from sglang_doctor.model import FixOut
+from sglang_doctor.model import FixOut, rule_page
 from sglang_doctor.report.markdown import code
 from sglang_doctor.engine.rules import Rule
 
 
 def page_name(rule: Rule) -> str:
-    return f"{rule.code}-{rule.id}.md"
+    return Path(rule_page(rule.code, rule.id)).name
 
 
 def _fix_line(rule: Rule, i: int) -> str:
@@ -100,3 +100,26 @@ def write_docs(rules: list[Rule], out_dir: Path, check_only: bool = False) -> li
         if not check_only:
             (out_dir / extra).unlink()
     return stale
+
+
+FACTS_START = "<!-- facts table: generated from sglang_doctor/facts/vocabulary.py by `sglang-doctor rules docs` -->"
+FACTS_END = "<!-- end of facts table -->"
+
+
+def write_facts_table(page: Path, check_only: bool = False) -> bool:
+    """Put the fact vocabulary's table between the markers of `page` (docs/writing-rules.md);
+    returns whether it was out of date. A page without the markers is left alone."""
+    from sglang_doctor.facts.vocabulary import markdown_table
+
+    if not page.is_file():
+        return False
+    text = page.read_text(encoding="utf-8")
+    start, end = text.find(FACTS_START), text.find(FACTS_END)
+    if start < 0 or end < start:
+        return False
+    new = text[:start + len(FACTS_START)] + "\n" + markdown_table() + "\n" + text[end:]
+    if new == text:
+        return False
+    if not check_only:
+        page.write_text(new, encoding="utf-8")
+    return True

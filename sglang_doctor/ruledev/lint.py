@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from sglang_doctor.engine import expr
+from sglang_doctor.facts import vocabulary
 from sglang_doctor.engine.regex_safety import regex_problems
 from sglang_doctor.engine.rules import Condition, Rule, required_literal
 
@@ -101,31 +102,11 @@ def _used_names(rule: Rule) -> set[str]:
     return used
 
 
-@lru_cache(maxsize=1)
-def known_facts() -> frozenset[str]:
-    """Every fact name the context sets (read off its source: `set("gpu.sm", …)`)."""
-    import inspect
-    import re
-
-    from sglang_doctor.facts import context
-
-    from sglang_doctor.launch.launch_env import FACTS  # (only when linting: see _FACT_FAMILIES)
-
-    names = set(re.findall(r"""\.set\(\s*["']([a-z_]+\.[a-z_.]+)["']""", inspect.getsource(context)))
-    return frozenset(names | {"server_args.truncated", *FACTS})
-
-
-_BUILTIN_NAMES = {"match_count"}
-# facts of any field or variable: server_args.<field>, env.<NAME>, env_set.<NAME> (launch_env.FACT_PREFIXES;
-# not imported here: rule loading imports this module, and launch_env pulls in the command parser)
-_FACT_FAMILIES = ("server_args.", "env.", "env_set.")
-
-
 def _unknown_names(rule: Rule, captures: set[str]) -> list[str]:
-    defined = captures | set(rule.let) | _BUILTIN_NAMES
+    defined = captures | set(rule.let) | set(vocabulary.BUILTIN_NAMES)
     out = []
     for name in sorted(_used_names(rule)):
-        if name in defined or name.startswith(_FACT_FAMILIES) or name in known_facts():
+        if name in defined or vocabulary.declared(name):
             continue
         out.append(name)
     return out

@@ -1,0 +1,110 @@
+"""Every fact a rule may test, declared once: its name, type, meaning and where it comes from.
+
+The context (facts/context.py) sets only these names (a test checks it), `rules lint` accepts
+only these (besides captures and `let`s), and the facts table of docs/writing-rules.md is
+generated from this list (`sglang-doctor rules docs`; a test checks the page is current).
+A family (`env.<NAME>`) stands for one fact per variable or field.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class FactSpec(NamedTuple):
+    name: str  # dotted name; a family ends in `.<FIELD>` / `.<NAME>`
+    type: str  # str, int, float, bool, GB (GiB as SGLang prints it), seconds, time
+    meaning: str
+    source: str  # the log line, command or stage that sets it
+
+
+FACTS: tuple[FactSpec, ...] = (
+    FactSpec("sglang.version", "str", "the SGLang release (or range, `0.5.10-0.5.14`)",
+             "stated in the log (image tag, check_env, pip) or inferred from the server_args fields"),
+    FactSpec("server_args.<FIELD>", "any", "a ServerArgs field, typed",
+             "the `server_args=` line; without one, the flags of the launch command (`# cmd:` line or `--cmd`)"),
+    FactSpec("server_args.truncated", "bool", "the `server_args=` line was cut before its end", "the `server_args=` line"),
+    FactSpec("launch.docker", "bool", "the launch command is a `docker run`", "the launch command"),
+    FactSpec("launch.kind", "str",
+             "what the launch command starts: `server` (`sglang.launch_server`, `sglang serve`), `router` "
+             "(`sglang_router.launch_router`, `smg launch`, a router image's entrypoint) or `router-server` "
+             "(`sglang_router.launch_server`, `smg server`: SGLang's flags and the router's `--router-…` ones)",
+             "the launch command"),
+    FactSpec("launch.env_file", "str",
+             "env files the launch reads, whose contents are not seen, comma-separated",
+             "docker `--env-file`, compose `env_file`, Kubernetes `envFrom`, `source FILE` in a script"),
+    FactSpec("env.<NAME>", "str",
+             "the value of environment variable NAME the server starts with, when the launch or the log shows it",
+             "the launch command (prefixes, `export`, `env`, docker `-e`, compose/Kubernetes `environment:`), "
+             "NCCL's `NAME set by environment to`, SGLang's `Invalid value for NAME`"),
+    FactSpec("env_set.<NAME>", "bool",
+             "`true` when the launch sets NAME (also when its value is not shown), `false` when it unsets it; "
+             "missing when nothing says", "as `env.<NAME>`; a deprecation warning naming the variable"),
+    FactSpec("router.version", "str", "the sglang-router release",
+             "`sglang-router==0.1.4`, pip's `sglang-router-0.1.4`"),
+    FactSpec("gpu.name", "str", "the GPU model", "nvidia-smi, check_env, CUDA messages naming an NVIDIA/Tesla GPU"),
+    FactSpec("gpu.compute_capability", "str", "compute capability (`8.6`)", "check_env, or the GPU name"),
+    FactSpec("gpu.sm", "int", "compute capability as one number (86)", "gpu.compute_capability"),
+    FactSpec("gpu.total_memory_gb", "GB", "the GPU's memory", "a CUDA OOM message (`total capacity of`), nvidia-smi"),
+    FactSpec("cuda.home", "str", "check_env's CUDA toolkit (`None` when it found none)", "check_env's `CUDA_HOME:` line"),
+    FactSpec("gpu.free_gb_before_load", "GB", "free memory before the weights", "`Load weight begin. avail mem=`"),
+    FactSpec("gpu.free_gb_after_load", "GB", "free memory after the weights", "`Load weight end. … avail mem=`"),
+    FactSpec("gpu.free_gb_after_pools", "GB", "free memory after the KV / mamba pools", "`Memory pool end. avail mem=`"),
+    FactSpec("gpu.free_gb_after_init", "GB", "free memory the scheduler reports once ready",
+             "`max_total_num_tokens=… available_gpu_mem=`"),
+    FactSpec("model.arch", "str", "the model class", "`Load weight end. … type=`"),
+    FactSpec("model.dtype", "str", "the model's dtype", "`Load weight end. … dtype=`"),
+    FactSpec("model.quantization", "str", "the quantization method", "`Load weight end. … quant=`"),
+    FactSpec("model.weights_gb", "GB", "weight memory per GPU", "`Load weight end. … mem usage=`"),
+    FactSpec("model.load_seconds", "seconds", "time to load the weights", "`Load weight end. elapsed=`"),
+    FactSpec("model.hybrid", "bool", "the model has a mamba / linear-attention state cache",
+             "the mamba cache line, or the model class"),
+    FactSpec("model.context_len", "int", "the context length the server accepts", "`max_total_num_tokens=… context_len=`"),
+    FactSpec("kv.dtype", "str", "the KV cache dtype", "`KV Cache is allocated. dtype:`"),
+    FactSpec("kv.tokens", "int", "tokens the KV pool holds", "`KV Cache is allocated. … #tokens:`"),
+    FactSpec("kv.size_gb", "GB", "the KV pool's memory", "`KV Cache is allocated. … K size: … V size:`"),
+    FactSpec("kv.max_total_num_tokens", "int", "the scheduler's token capacity", "`max_total_num_tokens=`"),
+    FactSpec("sched.max_running_requests", "int", "the scheduler's request slots", "`max_total_num_tokens=… max_running_requests=`"),
+    FactSpec("mamba.max_cache_size", "int", "mamba state slots", "`Mamba Cache is allocated. max_mamba_cache_size:`"),
+    FactSpec("mamba.cache_gb", "GB", "the mamba cache's memory (conv + ssm)", "`Mamba Cache is allocated`"),
+    FactSpec("kv_alloc.tokens", "int", "tokens a failed allocation asked for",
+             "`Try to allocate N tokens.` (a line of its own, in a Prefill/Decode out of memory message)"),
+    FactSpec("kv_alloc.available", "int", "tokens that were free then", "`Available tokens: N`"),
+    FactSpec("cuda_graph.capture_started", "bool", "CUDA graph capture began", "`Capture cuda graph begin`"),
+    FactSpec("cuda_graph.captured", "bool", "CUDA graph capture ended", "`Capture cuda graph end`"),
+    FactSpec("cuda_graph.capture_seconds", "seconds", "time the capture took", "`Capture cuda graph end. Time elapsed:`"),
+    FactSpec("cuda_graph.mem_gb", "GB", "memory the graphs took", "`Capture cuda graph end. … mem usage=`"),
+    FactSpec("cuda_graph.max_bs", "int", "the largest captured batch size", "the captured `bs=[…]` list"),
+    FactSpec("speculative.seen", "bool", "speculative decoding is on (logs without server_args)",
+             "`Capture draft … cuda graph begin`"),
+    FactSpec("decode.throughput_median", "float", "median decode throughput (token/s)", "`Decode batch` lines"),
+    FactSpec("decode.throughput_p10", "float", "10th percentile of decode throughput", "`Decode batch` lines"),
+    FactSpec("decode.throughput_p90", "float", "90th percentile of decode throughput", "`Decode batch` lines"),
+    FactSpec("decode.token_usage_peak", "float", "the highest KV token usage", "`Decode batch` lines"),
+    FactSpec("decode.queue_peak", "int", "the longest request queue", "`Decode batch` lines"),
+    FactSpec("decode.cuda_graph_true_seen", "bool", "a decode batch ran in a CUDA graph", "`Decode batch … cuda graph: True`"),
+    FactSpec("decode.cuda_graph_false_seen", "bool", "a decode batch ran without one", "`Decode batch … cuda graph: False`"),
+    FactSpec("server.ready", "bool", "the server reported ready", "`The server is fired up and ready to roll!`"),
+    FactSpec("server.ready_ts", "time", "when it did", "the ready line's header"),
+    FactSpec("server.time_to_ready_s", "seconds", "from the first logged line to ready", "the first header and the ready line"),
+    FactSpec("exception.first", "str", "the first exception line in the log", "any exception line or traceback"),
+)
+
+# Names that are not facts but mean the same in every rule.
+BUILTIN_NAMES: dict[str, str] = {"match_count": "how many records this rule matched in the input"}
+
+FAMILIES: tuple[str, ...] = tuple(f.name.split("<")[0] for f in FACTS if "<" in f.name)
+NAMES: frozenset[str] = frozenset(f.name for f in FACTS if "<" not in f.name)
+
+
+def declared(name: str) -> bool:
+    """A fact name the vocabulary declares (itself, or one of a family)."""
+    return name in NAMES or any(name.startswith(p) for p in FAMILIES)
+
+
+def markdown_table() -> str:
+    """The facts table of docs/writing-rules.md."""
+    rows = ["| fact | type | meaning | from |", "|---|---|---|---|"]
+    rows += [f"| `{f.name}` | {f.type} | {f.meaning} | {f.source} |" for f in FACTS]
+    rows += [f"| `{name}` | int | {meaning} | the engine |" for name, meaning in BUILTIN_NAMES.items()]
+    return "\n".join(rows)
