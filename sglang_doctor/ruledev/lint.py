@@ -25,7 +25,6 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
