@@ -58,11 +58,12 @@ def sglang_releases(first: str = "0.4.0", versions: list[str] | None = None) -> 
 
 
 def cached(dist: str, version: str, cache: Path = WHEELS) -> Path | None:
-    """The cached wheel of dist==version (any platform tag), if there is one."""
+    """The cached wheel of dist==version (any platform tag; 13.0.3 finds 13.0.3.0)."""
     stem = re.sub(r"[-_.]+", "_", dist).lower()
+    want = version_key(version)
     for path in sorted(cache.glob("*.whl")):
-        name = path.name.lower()
-        if name.startswith(f"{stem}-{version}-"):
+        name, _, rest = path.name.partition("-")
+        if name.lower() == stem and version_key(rest.split("-", 1)[0]) == want:
             return path
     return None
 
