@@ -5,7 +5,8 @@ Each catalog template is rendered with its fields filled in ("1"), and every ``r
 anywhere in ``sglang_doctor/rules/**/*.yaml`` (read naively, whatever key holds it) is searched
 in it. Templates no rule matches are ranked: errors first (raise, assert, logger.error /
 exception / critical, then warnings unless --errors-only), then by how many sampled releases
-have the message, so long-lived failures come first.
+have the message, so long-lived failures come first; the server's code (srt/) before the
+frontend language (lang/), and generic wrappers ("... hit an exception: {e}") last.
 
 Usage::
 
@@ -91,7 +92,8 @@ def covered(entries: list[messages.Entry], rules: list[tuple[str, str]]) -> dict
 def rank(entries: list[messages.Entry], errors_only: bool) -> list[messages.Entry]:
     def key(e: messages.Entry) -> tuple:
         level = e.kind if e.kind != "log" else e.cls
-        return (_SEVERITY.get(level, 3), -len(e.releases), e.file, e.line)
+        # the server (srt/) before the frontend language (lang/) and the rest; wrappers last
+        return (_SEVERITY.get(level, 3), e.generic, not e.file.startswith("srt/"), -len(e.releases), e.file, e.line)
 
     keep = [e for e in entries if not errors_only or _SEVERITY.get(e.kind if e.kind != "log" else e.cls, 3) <= 1]
     return sorted(keep, key=key)
