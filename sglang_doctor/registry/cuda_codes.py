@@ -31,6 +31,10 @@ import regex
 _BARE_MESSAGE_MIN = 24
 
 _NAME = regex.compile(r"\b(cuda(?:Error[A-Z]\w*|Success)|CUDA_(?:ERROR_[A-Z0-9_]+|SUCCESS)|nccl[A-Z]\w*)\b")
+# Every form below contains one of these (or a driver call name, or a long message).
+_TRIGGERS = ("cuda error", "cuda driver error", "cuda runtime error", "cuda out of memory", "cuda failure",
+             "curesult", "triton error", "nccl error", "nccl failure", "ncclresult")
+_CU_CALL = regex.compile(r"\bcu[A-Z]\w+")
 # (regex, enum the context implies, whether it names the driver API)
 _CONTEXTS: list[tuple["regex.Pattern[str]", str, bool]] = [
     (regex.compile(r"CUresult(?: error)?\s*[:=]?\s*(?P<code>\d+)(?:\s*\((?P<msg>[^)\n]+)\))?"), "CUresult", True),
@@ -95,9 +99,11 @@ class Codes:
         for e in self.entries:
             if e.message:
                 self.by_message.setdefault(_message_key(e.message), {}).setdefault(e.enum, e)
-        self._long = regex.compile("|".join(
-            regex.escape(m) for m in sorted(self.by_message, key=len, reverse=True) if len(m) >= _BARE_MESSAGE_MIN),
-            regex.IGNORECASE)
+        self._long_keys = [m for m in sorted(self.by_message, key=len, reverse=True) if len(m) >= _BARE_MESSAGE_MIN]
+        self._long = regex.compile("|".join(regex.escape(m) for m in self._long_keys), regex.IGNORECASE)
+        # the context words, and every code name ("cudaerror...", "cuda_error_...", "ncclsystemerror")
+        self._triggers = sorted(set(_TRIGGERS) | {"cudaerror", "cuda_error", "cudasuccess", "cuda_success"}
+                                | {e.name.lower() for e in self.entries if e.package == "nccl"})
 
     def _by_message(self, text: str, enum: str) -> CodeEntry | None:
         """The entry whose message ``text`` starts with (longest first), preferring ``enum``."""
@@ -114,6 +120,10 @@ class Codes:
 
     def resolve(self, text: str) -> list[CodeEntry]:
         """Every code ``text`` names (by name, by number in context, or by message), in order."""
+        low = text.lower()
+        if not (any(w in low for w in self._triggers) or _CU_CALL.search(text)
+                or any(m in low for m in self._long_keys)):
+            return []  # the common case: a line that names no code (a few substring tests)
         found: list[tuple[int, CodeEntry]] = []
         driver_context = False
         for m in _NAME.finditer(text):
