@@ -210,3 +210,12 @@ def test_rebuild_from_local_wheels_gives_the_committed_file(tmp_path: Path) -> N
     out = tmp_path / "m.jsonl.gz"
     TOOL.main(["--out", str(out)])
     assert gzip.decompress(out.read_bytes()) == gzip.decompress(DATA.read_bytes())
+
+
+def test_templates_matching_a_rule_regex() -> None:
+    cat = messages.load()
+    hits = cat.templates_matching(r"Capture (?i:cuda) graph failed: (?P<cause>[^\n]*)")
+    assert hits and all("Capture cuda graph failed" in e.template for e in hits)
+    assert cat.templates_matching(r"Capture cuda graph failed", releases=["0.4.0"]) == \
+        [e for e in hits if "0.4.0" in e.releases]
+    assert cat.templates_matching(r"Captrue cuda graph failed") == []  # a typo matches nothing

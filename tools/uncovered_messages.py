@@ -61,14 +61,9 @@ def rule_regexes(root: Path = RULES) -> list[tuple[str, str]]:
     return out
 
 
-def sample(entry: messages.Entry) -> str:
-    """The message as a log would show it (first lines), fields filled with "1"."""
-    return "".join(p if i % 2 == 0 else "1" for i, p in enumerate(entry.parts)).strip()
-
-
 def covered(entries: list[messages.Entry], rules: list[tuple[str, str]]) -> dict[int, set[str]]:
     """entry id -> ids of the rules one of whose regexes matches its sample."""
-    texts = [sample(e).replace("\n", " \u2028 ") for e in entries]  # one line per entry
+    texts = [e.sample.replace("\n", " ") for e in entries]  # one line per entry
     starts, pos = [], 0
     for t in texts:
         starts.append(pos)

@@ -27,6 +27,7 @@ compiled once, on first use).
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import json
 import threading
@@ -82,6 +83,12 @@ class Entry:
     def template(self) -> str:
         """The message with its fields as ``{name}``."""
         return "".join(p if i % 2 == 0 else "{" + p + "}" for i, p in enumerate(self.parts))
+
+    @property
+    def sample(self) -> str:
+        """The message with every field filled with "1": what a rule's regex is tried on when
+        checking which catalog messages it recognises."""
+        return "".join(p if i % 2 == 0 else "1" for i, p in enumerate(self.parts)).strip()
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -205,6 +212,7 @@ class Catalog:
         anchors: list[str] = json.loads(lines[2])
         self._lines = lines[3:3 + len(anchors)]  # one JSON row per template, parsed on demand
         self._built: dict[int, Entry] = {}
+        self._blob: tuple[str, list[int]] | None = None  # every sample, one a line (templates_matching)
         self._index: dict[str, list[int]] = {}
         self._no_anchor: list[int] = []
         for n, word in enumerate(anchors):
@@ -267,6 +275,27 @@ class Catalog:
         matches no entry). Compiling all of them into a Hyperscan database takes ~2 s, so the
         catalog's own lookup uses its word index; a caller with a cached database can use these."""
         return sorted(set(self._literal))
+
+    def templates_matching(self, pattern: str, releases: Iterable[str] | None = None) -> list[Entry]:
+        """Entries whose ``sample`` a regex (a rule's) matches, optionally only those in one of
+        ``releases``: a rule regex that matches none of the templates of the releases it claims
+        has a typo in its message text, or names a message this catalog does not have."""
+        if self._blob is None:
+            texts = [self.entry(n).sample.replace("\n", " ") for n in range(len(self._lines))]
+            starts, pos = [], 0
+            for t in texts:
+                starts.append(pos)
+                pos += len(t) + 1
+            self._blob = ("\n".join(texts), starts)
+        blob, starts = self._blob
+        wanted = set(releases) if releases is not None else None
+        found: dict[int, Entry] = {}
+        for m in regex.compile(pattern, regex.MULTILINE).finditer(blob, timeout=10.0):
+            n = bisect.bisect_right(starts, m.start()) - 1
+            e = self.entry(n)
+            if wanted is None or wanted & set(e.releases):
+                found[n] = e
+        return [found[n] for n in sorted(found)]
 
     def by_site(self, file: str, line: int | None = None) -> list[Entry]:
         """Entries of one file (and line, in any sampled release): what a traceback frame raised."""
