@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Iterable
 
-from .versions import admits, compare, normalize_name
+from sglang_doctor.registry.versions import admits, compare, normalize_name
 
 # The extra a CUDA server install used while the base install was the frontend only.
 SERVER_EXTRA = "srt"
