@@ -350,7 +350,8 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
             if value is None and old is not None and not isinstance(old, (bool, dict, list)):
                 value = str(old)  # a rename keeps the user's value
     return FixOut(kind=fix.kind, flag=flag, name=name, action=fix.action, value=value, text=text,
-                  replaces=replaces, versions=fix.versions, from_=frm, launcher="router" if router else None)
+                  replaces=replaces, versions=fix.versions, from_=frm, launcher="router" if router else None,
+                  combined=True if fix.combined else None)
 
 
 def _router_value(flag: str, ctx: Context) -> Any:
@@ -388,6 +389,9 @@ def _names_for(rule: Rule, hit: Hit, ctx: Context, count: int = 1) -> dict[str, 
             names[name] = expr.evaluate(tree, names)
         except expr.MissingValue:
             names[name] = None
+        if isinstance(names[name], dict):  # a record (mem_plan()): its fields are `<let>.<field>`
+            names.update({f"{name}.{k}": v for k, v in names.pop(name).items()})
+            names[name] = True
     return names
 
 

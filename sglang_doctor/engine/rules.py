@@ -170,6 +170,9 @@ class Fix:
     # sglang-router releases.
     versions: str | None = None
     launcher: FixLauncher = "server"
+    # Part of the recommended change: the corrected command applies it together with the first
+    # fix of the finding (one plan over several flags), not as an alternative.
+    combined: bool = False
 
     def __post_init__(self) -> None:
         if self.launcher != "server" and self.kind != "flag":

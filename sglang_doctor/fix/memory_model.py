@@ -274,6 +274,8 @@ def _kv_layers(model: ModelInfo, launch: Launch) -> int:
 
 def cell_size(family: str, model: ModelInfo, launch: Launch, gpu: Gpu | None = None) -> int:
     """Bytes of KV cache per token on one GPU (per token of max_total_num_tokens)."""
+    if model.kv_cell_bytes is not None:
+        return model.kv_cell_bytes
     elem, _ = _kv_elem(family, model, launch, gpu)
     layers = _kv_layers(model, launch)
     if model.use_mla:
@@ -321,6 +323,8 @@ def mamba_cache_per_req(family: str, model: ModelInfo, launch: Launch) -> int:
     st = model.linear
     if st is None:
         return 0
+    if model.mamba_state_bytes is not None:
+        return model.mamba_state_bytes
     tp = launch.attn_tp
     groups = st.n_groups
     if groups % tp != 0:
@@ -768,16 +772,17 @@ def _round_up(x: float, step: float = 0.01) -> float:
 
 
 def smallest_mem_fraction(family: str, model: ModelInfo, launch: Launch, gpu: Gpu, pre_gib: float,
-                          post_gib: float, step: float = 0.01) -> FixPlan:
+                          post_gib: float, step: float = 0.01, max_fraction: float | None = None) -> FixPlan:
     """The smallest --mem-fraction-static (on a 0.01 grid) that starts and serves a full-length request.
 
     Order of preference: (1) a fraction whose KV pool holds the whole context; (2) for hybrid
     models whose ratio split starves the pool, ``--max-mamba-cache-size`` set to one
     request's slots with such a fraction; (3) the smallest fraction that starts and serves one
     request, with ``--context-length`` capped to the pool. Never above what leaves
-    ``headroom_gib`` outside the pools.
+    ``headroom_gib`` outside the pools, or above ``max_fraction`` when given (a log showing the
+    launch running at its fraction proves that much headroom enough).
     """
-    top = min(0.99, 1 - headroom_gib(family, model, launch, gpu) / pre_gib)
+    top = min(0.99, 1 - headroom_gib(family, model, launch, gpu) / pre_gib) if max_fraction is None else max_fraction
     top = math.floor(round(top / step, 6)) * step
     current = launch.mem_fraction_static
     start = _round_up(current) if current is not None else 0.5
@@ -816,8 +821,8 @@ def smallest_mem_fraction(family: str, model: ModelInfo, launch: Launch, gpu: Gp
                                reason=f"at {m}: KV pool {p.kv_tokens} tokens < context {p.context_len}: "
                                       f"also cap --context-length to {cap}")
     return FixPlan(False, predicted=now, max_fraction=top,
-                   reason=f"no --mem-fraction-static up to {top:.2f} (leaving {headroom_gib(family, model, launch, gpu):.2f}"
-                          " GiB for activations and CUDA graphs) starts and serves a request on this GPU: "
+                   reason=f"no --mem-fraction-static up to {top:.2f} (leaving {pre_gib * (1 - top):.2f}"
+                          " GB for activations and CUDA graphs) starts and serves a request on this GPU: "
                           "more GPU memory, a higher --tp-size, or a smaller (quantized) checkpoint is needed")
 
 

@@ -154,6 +154,10 @@ class ModelInfo:
     vision_hidden: int | None = None
     weights: WeightInfo | None = None
     notes: tuple[str, ...] = field(default=())
+    # Sizes a launch log measured (its KV and mamba pool lines): when set, the memory model uses
+    # them instead of the arithmetic over the shapes above (a model known only from its log).
+    kv_cell_bytes: int | None = None  # KV bytes per token on one GPU
+    mamba_state_bytes: int | None = None  # hybrid state bytes per slot on one GPU
 
     @property
     def use_mla(self) -> bool:

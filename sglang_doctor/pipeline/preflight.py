@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from sglang_doctor.fix.apply import apply_fixes
+from sglang_doctor.fix.memory_launch import MEMORY_ENV, launch_from_flags
 from sglang_doctor.launch.command import LaunchCommand, parse_command, render
 from sglang_doctor.fix import memory_model as mm
 from sglang_doctor.fix.memory_defaults import at_least
@@ -36,94 +37,6 @@ from sglang_doctor.launch.model_dir import ModelInfo, read_model_dir, resolve_mo
 from sglang_doctor.model import Evidence, Finding, FixOut
 
 __all__ = ["PreflightResult", "launch_from_flags", "run_preflight", "version_from_image"]
-
-
-# --------------------------------------------------------------------------- flags -> Launch
-
-# Launch field <- the server-arg names that set it (flag spelling without "--", "-" as "_").
-_INT = {
-    "tp": ("tp_size", "tp", "tensor_parallel_size"), "pp": ("pp_size", "pp", "pipeline_parallel_size"),
-    "dp": ("dp_size", "dp", "data_parallel_size"), "ep": ("ep_size", "ep", "expert_parallel_size"),
-    "max_total_tokens": ("max_total_tokens",),
-    "context_length": ("context_length",), "page_size": ("page_size",),
-    "max_running_requests": ("max_running_requests",), "chunked_prefill_size": ("chunked_prefill_size",),
-    "max_prefill_tokens": ("max_prefill_tokens",),
-    "cuda_graph_max_bs": ("cuda_graph_max_bs_decode", "cuda_graph_max_bs"),
-    "max_mamba_cache_size": ("max_mamba_cache_size",),
-    "speculative_num_draft_tokens": ("speculative_num_draft_tokens",),
-    "speculative_num_steps": ("speculative_num_steps",), "speculative_eagle_topk": ("speculative_eagle_topk",),
-}
-_FLOAT = {"mem_fraction_static": ("mem_fraction_static", "mem_frac"),
-          "mamba_full_memory_ratio": ("mamba_full_memory_ratio",),
-          "swa_full_tokens_ratio": ("swa_full_tokens_ratio",)}
-_STR = {"kv_cache_dtype": ("kv_cache_dtype",), "dtype": ("dtype",), "quantization": ("quantization",),
-        "mamba_ssm_dtype": ("mamba_ssm_dtype",),
-        "mamba_strategy": ("mamba_radix_cache_strategy", "mamba_scheduler_strategy"),
-        "speculative_algorithm": ("speculative_algorithm",), "disaggregation_mode": ("disaggregation_mode",),
-        "attention_backend": ("attention_backend",), "moe_a2a_backend": ("moe_a2a_backend",),
-        "model_path": ("model_path", "model")}
-_BOOL = {"enable_dp_attention": ("enable_dp_attention",), "disable_cuda_graph": ("disable_cuda_graph",),
-         "disable_prefill_graph": ("disable_piecewise_cuda_graph",),
-         "enable_torch_compile": ("enable_torch_compile",), "disable_radix_cache": ("disable_radix_cache",),
-         "disable_overlap_schedule": ("disable_overlap_schedule",), "enable_lora": ("enable_lora",),
-         "language_only": ("language_only",), "enable_hierarchical_cache": ("enable_hierarchical_cache",),
-         "disable_hybrid_swa_memory": ("disable_hybrid_swa_memory",)}
-_ENV_NAMES = ("SGLANG_MAMBA_SSM_DTYPE", "SGLANG_MAMBA_CONV_DTYPE", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")
-
-
-def _key(name: str) -> str:
-    return name.lstrip("-").replace("-", "_")
-
-
-def _truthy(v: Any) -> bool:
-    return v is None or v is True or str(v).lower() in ("1", "true", "yes", "on")
-
-
-def launch_from_flags(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> mm.Launch:
-    """A Launch from server args: ``{"--tp-size": "2"}``, ``{"tp_size": 2}`` or a ServerArgs dict.
-
-    A boolean flag maps to None (present, no value) or a truthy value.
-    """
-    args = {_key(k): v for k, v in flags.items()}
-    out: dict[str, Any] = {}
-
-    def pick(names: tuple[str, ...]) -> Any:
-        for n in names:
-            if n in args and args[n] is not None and args[n] != "None":
-                return args[n]
-        return None
-
-    for fld, names in _INT.items():
-        v = pick(names)
-        if v is not None:
-            out[fld] = int(float(v))
-    for fld, names in _FLOAT.items():
-        v = pick(names)
-        if v is not None:
-            out[fld] = float(v)
-    for fld, names in _STR.items():
-        v = pick(names)
-        if v is not None:
-            out[fld] = str(v)
-    for fld, names in _BOOL.items():
-        present = [n for n in names if n in args]
-        if present:
-            out[fld] = _truthy(args[present[0]]) if args[present[0]] is not None else True
-    bs = pick(("cuda_graph_bs_decode", "cuda_graph_bs"))
-    if bs is not None:
-        vals = bs if isinstance(bs, (list, tuple)) else str(bs).replace(",", " ").split()
-        out["cuda_graph_bs"] = tuple(int(x) for x in vals)
-    prefill = pick(("cuda_graph_backend_prefill",))
-    if prefill is not None and str(prefill).lower() == "disabled":
-        out["disable_prefill_graph"] = True
-    if pick(("lora_paths",)) is not None:
-        out["enable_lora"] = True
-    if "enable_multimodal" in args:
-        out["enable_multimodal"] = _truthy(args["enable_multimodal"])
-    if "enable_deepep_moe" in args and _truthy(args["enable_deepep_moe"]):
-        out["moe_a2a_backend"] = "deepep"  # the 0.4.x spelling
-    out["env"] = dict(env or {})
-    return mm.Launch(**out)
 
 
 def _flags_of(cmd: LaunchCommand) -> dict[str, Any]:
@@ -488,9 +401,9 @@ def run_preflight(command: str | Sequence[str] | Mapping[str, Any] | None = None
     """
     cmd, flag_map = _parse(command)
     env_all = dict(env if env is not None else os.environ)
-    launch_env = {k: v for k, v in env_all.items() if k in _ENV_NAMES}
+    launch_env = {k: v for k, v in env_all.items() if k in MEMORY_ENV}
     if cmd is not None:
-        for name in _ENV_NAMES:
+        for name in MEMORY_ENV:
             v = cmd.env(name)
             if v is not None:
                 launch_env[name] = v

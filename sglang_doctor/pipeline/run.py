@@ -238,7 +238,8 @@ def corrected_command(command: str | None, findings: list[Finding], ctx: Any, en
     for f in findings:
         if f.severity == "info" or f.consequence_of:
             continue
-        for fix in f.fixes[:1]:  # the first fix of each finding is the recommended one
+        # the first fix of each finding is the recommended one (with the fixes combined with it)
+        for fix in f.fixes[:1] + [x for x in f.fixes[1:] if x.combined]:
             key = (fix.kind, fix.flag or fix.name or "")
             if key in taken:
                 continue

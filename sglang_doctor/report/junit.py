@@ -17,7 +17,7 @@ import re
 
 from sglang_doctor.model import Finding, Report
 from sglang_doctor.model import fails
-from sglang_doctor.report.fixes import describe_fix
+from sglang_doctor.report.fixes import describe_fix, fix_label
 
 # Characters XML 1.0 cannot carry at all, even escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -35,7 +35,7 @@ def _body(report: Report, f: Finding) -> str:
     if f.explanation:
         lines += ["", f.explanation]
     for i, fx in enumerate(f.fixes):
-        lines.append(("fix: " if i == 0 else "or:  ") + describe_fix(fx))
+        lines.append(f"{fix_label(i, fx) + ':':<5}" + describe_fix(fx))
     if f.docs:
         lines += ["", f"docs: {f.docs}"]
     return "\n".join(lines)

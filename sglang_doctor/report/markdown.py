@@ -16,7 +16,7 @@ import re
 from sglang_doctor.model import Finding, FixOut, Report
 from sglang_doctor.policy.redact import redact_text
 from sglang_doctor.report.common import first_location, input_name, summary_line
-from sglang_doctor.report.fixes import describe_fix
+from sglang_doctor.report.fixes import describe_fix, fix_label
 
 MAX_CONTEXT_ROWS = 40
 MAX_VALUE_CHARS = 160
@@ -71,7 +71,7 @@ def _finding(report: Report, f: Finding, multi: bool) -> list[str]:
     if f.explanation:
         out += [text(f.explanation), ""]
     for i, fx in enumerate(f.fixes):
-        out.append(("**Fix:** " if i == 0 else "**Or:** ") + _fix(fx) + "  ")
+        out.append(f"**{fix_label(i, fx).capitalize()}:** " + _fix(fx) + "  ")
     if f.fixes:
         out.append("")
     return out

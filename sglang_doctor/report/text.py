@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from sglang_doctor.model import Finding, Report
 from sglang_doctor.report.ansi import Painter, terminal_width, wants_color
 from sglang_doctor.report.common import summary_line
-from sglang_doctor.report.fixes import describe_fix
+from sglang_doctor.report.fixes import describe_fix, fix_label
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 SPARK = "▁▂▃▄▅▆▇█"
@@ -65,8 +65,8 @@ def _finding(con: _Out, f: Finding, inputs: list[str], multi: bool) -> None:
         width = max(40, min(con.width, 110) - 2)
         con.print(textwrap.fill(f.explanation, width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False))
     for i, fx in enumerate(f.fixes):
-        label = "  fix: " if i == 0 else "  or:  "
-        con.print((label, "bold green" if i == 0 else "green"), describe_fix(fx))
+        label = f"  {fix_label(i, fx) + ':':<5}"
+        con.print((label, "bold green" if i == 0 or fx.combined else "green"), describe_fix(fx))
     con.print()
 
 

@@ -64,7 +64,7 @@ def _expr_names(source: str) -> set[str]:
                 out.add(name)
                 return
         if isinstance(node, ast.Call):
-            for a in node.args:
+            for a in [*node.args, *(k.value for k in node.keywords)]:
                 visit(a)
             return
         for child in ast.iter_child_nodes(node):
@@ -121,8 +121,47 @@ _BUILTIN_NAMES = {"match_count"}
 _FACT_FAMILIES = ("server_args.", "env.", "env_set.")
 
 
+def _record_lets(rule: Rule) -> dict[str, str]:
+    """Lets bound to a record function's result (`plan: mem_plan(…)`): let name -> function."""
+    out = {}
+    for name, source in rule.let.items():
+        try:
+            body = expr.compile_expr(str(source)).body
+        except expr.ExpressionError:
+            continue
+        for node in ast.walk(body):  # also under `None if … else mem_plan(…)`
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in expr.RECORD_FUNCTIONS:
+                out[name] = node.func.id
+    return out
+
+
+def _record_problems(rule: Rule) -> list[str]:
+    """Keyword arguments a record function does not take."""
+    from sglang_doctor.fix.memory_plan import GIVEN  # (only when linting: the memory model is not loaded to run rules)
+
+    takes = {"mem_plan": GIVEN}
+    out = []
+    for source in rule.let.values():
+        try:
+            tree = expr.compile_expr(str(source))
+        except expr.ExpressionError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in takes:
+                out += [f"{node.func.id}() takes no argument {k.arg!r} (it takes {', '.join(takes[node.func.id])})"
+                        for k in node.keywords if k.arg not in takes[node.func.id]]
+    return out
+
+
+def _record_fields(rule: Rule) -> set[str]:
+    from sglang_doctor.fix.memory_plan import PLAN_FIELDS
+
+    fields = {"mem_plan": PLAN_FIELDS}
+    return {f"{let}.{f}" for let, fn in _record_lets(rule).items() for f in fields.get(fn, ())}
+
+
 def _unknown_names(rule: Rule, captures: set[str]) -> list[str]:
-    defined = captures | set(rule.let) | _BUILTIN_NAMES
+    defined = captures | set(rule.let) | _BUILTIN_NAMES | _record_fields(rule)
     out = []
     for name in sorted(_used_names(rule)):
         if name in defined or name.startswith(_FACT_FAMILIES) or name in known_facts():
@@ -243,6 +282,8 @@ def lint_rule(rule: Rule, strict: bool = False) -> list[Problem]:
     for name in _unknown_names(rule, captures):
         add(lines("explanation") or lines("let") or lines("fixes"),
             f"'{name}' is used but no pattern captures it, no let computes it and no fact is called that")
+    for message in _record_problems(rule):
+        add(lines("let"), message)
     for i, message in _flag_problems(rule):
         add(lines("fixes", i, "flag") if i >= 0 else lines("versions"), message)
     return out
