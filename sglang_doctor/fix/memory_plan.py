@@ -39,13 +39,15 @@ __all__ = ["GIVEN", "MIN_KV_GIB_UNSIZED", "PLAN_FIELDS", "plan_from_log"]
 # 4k tokens of a dense 8B model (128 KiB/token), 30k of a small GQA one.
 MIN_KV_GIB_UNSIZED = 0.5
 
+_NOMINAL_CONTEXT = 4096
+
 # What a rule may pass from the message it matched (keyword arguments of mem_plan()).
 GIVEN = ("mem_fraction_static", "mamba_per_req_mb", "mamba_slots", "mamba_ratio", "kv_tokens")
 
 # The record's fields (a rule reads them as `<let>.<field>`).
 PLAN_FIELDS = (
     # the launch as the log has it
-    "family", "mem_fraction_static_now", "rest_gb", "failure", "failure_kind", "starts", "kv_tokens",
+    "family", "mem_fraction_static_now", "rest_gb", "min_fraction", "failure", "failure_kind", "starts", "kv_tokens",
     "mamba_slots", "mamba_per_req_mb", "max_running_requests", "context_len", "kv_sized",
     # the fix: the smallest change the model says starts and serves (None: no change of that flag)
     "feasible", "mem_fraction_static", "context_length", "max_mamba_cache_size", "max_fraction",
@@ -185,9 +187,16 @@ def _inputs(names: Mapping[str, Any], given: Mapping[str, Any]) -> tuple[_Inputs
     total = _num(names.get("gpu.total_memory_gb"))
     gpu = mm.Gpu(total_mib=(total if total is not None else pre + 0.8) * 1024)
     ran = bool(names.get("cuda_graph.captured") or names.get("server.ready"))
-    base = _Inputs(mm.family_of(str(names.get("sglang.version") or "") or None), launch, model, gpu, pre, post,
+    # an inferred range ("0.4.0-0.5.23"): its newest release, as for an unknown one
+    version = str(names.get("sglang.version") or "").rpartition("-")[2] or None
+    base = _Inputs(mm.family_of(version), launch, model, gpu, pre, post,
                    mfs, False, _num(given.get("mamba_per_req_mb")) is not None, ran)
     return base, hybrid
+
+
+def _min_fraction(i: _Inputs) -> float:
+    """The fraction below which the weights leave the pools nothing: 1 - post/pre (SGLang's "minimum viable")."""
+    return round(1 - i.post / i.pre, 4)
 
 
 def _kv_gb(i: _Inputs, p: mm.PoolPlan) -> float:
@@ -213,7 +222,8 @@ def _outcome(i: _Inputs, fp: mm.FixPlan, ctx: int | None) -> str:
         bits.append(f"{q.mamba_slots} mamba slots of {size} = "
                     f"{_phrase_requests(q.max_running_requests)}")
     if not i.kv_sized:
-        bits.append(f"{_kv_gb(i, q):.2f} GB for the KV cache (how many tokens that holds is not in this log, "
+        kv = f"{_kv_gb(i, q):.2f} GB" if q.mamba_slots is not None else "all of it"
+        bits.append(f"{kv} for the KV cache (how many tokens that holds is not in this log, "
                     "which stopped before sizing the pool: `sglang-doctor preflight` with the model directory "
                     "predicts it)")
     elif fp.context_length is not None and ctx:
@@ -255,8 +265,10 @@ def plan_from_log(names: Mapping[str, Any], **given: Any) -> dict[str, Any] | No
         i = replace(i, model=replace(i.model, kv_cell_bytes=cell), kv_sized=True)
     else:
         # "holds the context" becomes "leaves MIN_KV_GIB_UNSIZED for the KV cache": a stand-in cell
-        i = replace(i, model=replace(i.model, kv_cell_bytes=max(1, int(MIN_KV_GIB_UNSIZED * mm.GIB / (ctx or 1))),
-                                     context_len=ctx or 1))
+        # (over a nominal context when the log does not state one, so a request count comes out)
+        nominal = ctx or _NOMINAL_CONTEXT
+        i = replace(i, model=replace(i.model, kv_cell_bytes=max(1, int(MIN_KV_GIB_UNSIZED * mm.GIB / nominal)),
+                                     context_len=nominal))
     now = _pools(i)
     top = None
     if i.ran and now.starts:
@@ -274,6 +286,7 @@ def plan_from_log(names: Mapping[str, Any], **given: Any) -> dict[str, Any] | No
         "family": i.family,
         "mem_fraction_static_now": i.mfs,
         "rest_gb": round(now.rest_gib, 4),
+        "min_fraction": _min_fraction(i),
         "failure": now.failure,
         "failure_kind": now.failure_kind,
         "starts": now.starts,
@@ -313,7 +326,8 @@ def _unsized_state(i: _Inputs) -> dict[str, Any]:
             _, failure = mm.kv_budget(i.family, i.mfs, i.pre, i.post)
             kind = "kv-negative"
     out: dict[str, Any] = dict.fromkeys(PLAN_FIELDS)
-    out.update(family=i.family, mem_fraction_static_now=i.mfs, rest_gb=round(rest, 4), failure=failure,
+    out.update(family=i.family, mem_fraction_static_now=i.mfs, rest_gb=round(rest, 4), min_fraction=_min_fraction(i),
+               failure=failure,
                failure_kind=kind, starts=None if failure is None else False, kv_sized=False,
                context_len=i.model.context_len or None)
     return out
