@@ -17,6 +17,7 @@ from sglang_doctor import __version__
 from sglang_doctor.read.reader import InputError, display_name
 from sglang_doctor.model import FAIL_ON, FORMATS, SEVERITY_RANK, fails
 from sglang_doctor.policy.suppress import DEFAULT_BASELINE
+from sglang_doctor.cli.preflight import preflight
 
 
 
@@ -521,6 +522,9 @@ def rules_docs(out_dir: str, check_only: bool) -> None:
             click.echo(f"out of date: {s}")
         sys.exit(1)
     click.echo(f"{'checked' if check_only else 'wrote'} rule pages in {out_dir}")
+
+
+main.add_command(preflight)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -430,7 +430,7 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
     return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=rule.title,
                    explanation=" ".join(p for p in parts if p), evidence=evidence,
                    captures=dict(hit.captures), fixes=fixes, occurrences=rh.count,
-                   docs=f"docs/rules/{rule.code}-{rule.id}.md")
+                   docs=rule.docs_path)
 
 
 def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:

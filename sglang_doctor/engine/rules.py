@@ -273,6 +273,11 @@ class Rule:
         return {k: expr.compile_expr(str(v)) for k, v in self.let.items()}
 
     @property
+    def docs_path(self) -> str:
+        """The rule's page, relative to the repository (ruledev/docs.py writes it)."""
+        return f"docs/rules/{self.code}-{self.id}.md"
+
+    @property
     def fixture_dir(self) -> Path | None:
         return Path(self.path).with_suffix("") if self.path else None
 

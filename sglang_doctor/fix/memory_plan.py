@@ -17,6 +17,7 @@ size in tokens is not in the log.
 Public API::
 
     plan_from_log(names, **given) -> dict | None     # mem_plan() in rule expressions
+    outcome(fix_plan, mfs_now, ctx, …) -> str        # the predicted launch at a fix, with its arithmetic
     PLAN_FIELDS                                      # the keys of that record
     GIVEN                                            # what a rule may pass from a message
 """
@@ -33,7 +34,7 @@ from sglang_doctor.fix.memory_defaults import at_least
 from sglang_doctor.fix.memory_launch import launch_from_flags
 from sglang_doctor.launch.model_dir import LinearState, ModelInfo
 
-__all__ = ["GIVEN", "MIN_KV_GIB_UNSIZED", "PLAN_FIELDS", "plan_from_log"]
+__all__ = ["GIVEN", "MIN_KV_GIB_UNSIZED", "PLAN_FIELDS", "outcome", "plan_from_log"]
 
 # KV budget the plan asks for when the log does not say how many bytes a token takes: about
 # 4k tokens of a dense 8B model (128 KiB/token), 30k of a small GQA one.
@@ -199,7 +200,7 @@ def _min_fraction(i: _Inputs) -> float:
     return round(1 - i.post / i.pre, 4)
 
 
-def _kv_gb(i: _Inputs, p: mm.PoolPlan) -> float:
+def _kv_gb(p: mm.PoolPlan) -> float:
     """GiB the KV pool gets (exact for the stand-in cell too: it only scales tokens)."""
     return (p.kv_tokens or 0) * p.cell_size / mm.GIB
 
@@ -208,26 +209,31 @@ def _phrase_requests(n: int | None) -> str:
     return f"{n} request" + ("" if n == 1 else "s")
 
 
-def _outcome(i: _Inputs, fp: mm.FixPlan, ctx: int | None) -> str:
-    """The predicted launch at the fix, with its arithmetic (the sentence a rule quotes)."""
+def outcome(fp: mm.FixPlan, mfs_now: float, ctx: int | None, kv_sized: bool = True,
+            state_stated: bool = True) -> str:
+    """The predicted launch at a fix, with its arithmetic: the sentence findings quote.
+
+    ``kv_sized`` false: the KV bytes per token are a stand-in (a log that stopped before the
+    pool), so the pool is given in GB; ``state_stated`` false: the bytes per mamba slot are the
+    most a logged slot count allows.
+    """
     q = fp.predicted
     if not fp.feasible or q is None:
         return fp.reason
-    m = fp.mem_fraction_static if fp.mem_fraction_static is not None else i.mfs
+    m = fp.mem_fraction_static if fp.mem_fraction_static is not None else mfs_now
     at = f"at {m:.2f}" + (f" with --max-mamba-cache-size {fp.max_mamba_cache_size}" if fp.max_mamba_cache_size else "")
-    head = f"{at} the pools get {i.post:.2f} − {i.pre:.2f} × (1 − {m:.2f}) = {q.rest_gib:.2f} GB"
+    head = f"{at} the pools get {q.post_gib:.2f} − {q.pre_gib:.2f} × (1 − {m:.2f}) = {q.rest_gib:.2f} GB"
     bits = []
     if q.mamba_slots is not None:
-        size = ("" if i.state_stated else "≤") + f"{(q.mamba_per_req or 0) / mm.MIB:.1f} MB"
-        bits.append(f"{q.mamba_slots} mamba slots of {size} = "
-                    f"{_phrase_requests(q.max_running_requests)}")
-    if not i.kv_sized:
-        kv = f"{_kv_gb(i, q):.2f} GB" if q.mamba_slots is not None else "all of it"
+        size = ("" if state_stated else "≤") + f"{(q.mamba_per_req or 0) / mm.MIB:.1f} MB"
+        bits.append(f"{q.mamba_slots} mamba slots of {size} = {_phrase_requests(q.max_running_requests)}")
+    if not kv_sized:
+        kv = f"{_kv_gb(q):.2f} GB" if q.mamba_slots is not None else "all of it"
         bits.append(f"{kv} for the KV cache (how many tokens that holds is not in this log, "
                     "which stopped before sizing the pool: `sglang-doctor preflight` with the model directory "
                     "predicts it)")
     elif fp.context_length is not None and ctx:
-        also = "also " if fp.mem_fraction_static not in (None, i.mfs) or fp.max_mamba_cache_size else ""
+        also = "also " if fp.mem_fraction_static not in (None, mfs_now) or fp.max_mamba_cache_size else ""
         bits.append(f"KV pool {q.kv_tokens:,} tokens < context {ctx:,}: {also}cap --context-length to "
                     f"{fp.context_length}")
     elif ctx:
@@ -302,10 +308,10 @@ def plan_from_log(names: Mapping[str, Any], **given: Any) -> dict[str, Any] | No
         "max_mamba_cache_size": fp.max_mamba_cache_size,
         "max_fraction": fp.max_fraction,
         "fix_kv_tokens": q.kv_tokens if q is not None and i.kv_sized else None,
-        "fix_kv_gb": round(_kv_gb(i, q), 2) if q is not None else None,
+        "fix_kv_gb": round(_kv_gb(q), 2) if q is not None else None,
         "fix_mamba_slots": q.mamba_slots if q is not None else None,
         "fix_requests": q.max_running_requests if q is not None else None,
-        "outcome": _outcome(i, fp, ctx),
+        "outcome": outcome(fp, i.mfs, ctx, i.kv_sized, i.state_stated),
     }
 
 

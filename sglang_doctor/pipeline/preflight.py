@@ -15,6 +15,7 @@ Public API::
                   env=None, query_gpu=True) -> PreflightResult
     launch_from_flags(flags: Mapping[str, Any]) -> Launch
     PreflightResult.to_json() -> dict    # the report's top-level "preflight" object
+    preflight_report(result, input_name, command_text, redact_hosts=False) -> Report
 """
 
 from __future__ import annotations
@@ -29,14 +30,16 @@ from typing import Any
 
 from sglang_doctor.fix.apply import apply_fixes
 from sglang_doctor.fix.memory_launch import MEMORY_ENV, launch_from_flags
+from sglang_doctor.fix.memory_plan import outcome
 from sglang_doctor.launch.command import LaunchCommand, parse_command, render
 from sglang_doctor.fix import memory_model as mm
 from sglang_doctor.fix.memory_defaults import at_least
 from sglang_doctor.launch.gpu import GpuReading, resolve_gpu
 from sglang_doctor.launch.model_dir import ModelInfo, read_model_dir, resolve_model_dir
-from sglang_doctor.model import Evidence, Finding, FixOut
+from sglang_doctor.model import Evidence, Finding, FixOut, Report
+from sglang_doctor.policy.redact import redact_command
 
-__all__ = ["PreflightResult", "launch_from_flags", "run_preflight", "version_from_image"]
+__all__ = ["PreflightResult", "launch_from_flags", "preflight_report", "run_preflight", "version_from_image"]
 
 
 def _flags_of(cmd: LaunchCommand) -> dict[str, Any]:
@@ -89,6 +92,9 @@ class PreflightResult:
     model: ModelInfo | None = None
     gpu: GpuReading | None = None
     notes: list[str] = field(default_factory=list)
+    version_source: str = ""  # where the release came from
+    model_dir: str | None = None
+    unpredicted: str | None = None  # why the memory plan could not be predicted (the GPU or weights unknown)
 
     def to_json(self) -> dict[str, Any]:
         """The report's ``preflight`` object (design.md, "The JSON report")."""
@@ -108,9 +114,10 @@ class PreflightResult:
 # --------------------------------------------------------------------------- static checks
 
 
-def _finding(rule: str, code: str, severity: str, title: str, explanation: str,
+def _finding(rule: str, severity: str, title: str, explanation: str,
              fixes: Sequence[FixOut] = (), captures: Mapping[str, str] | None = None) -> Finding:
-    return Finding(rule=rule, code=code, severity=severity, title=title,  # type: ignore[arg-type]
+    # the code is the rule's (set by run_preflight from the rule set: one vocabulary)
+    return Finding(rule=rule, code="SGD000", severity=severity, title=title,  # type: ignore[arg-type]
                    explanation=explanation, evidence=[Evidence(input=0, line=0, text="preflight")],
                    captures=dict(captures or {}), fixes=list(fixes))
 
@@ -149,8 +156,7 @@ def _check_tp(model: ModelInfo, launch: mm.Launch, gpus: int | None) -> list[Fin
     limit = gpus or launch.tp
     options = [t for t in range(launch.tp, 0, -1) if t <= limit and _tp_ok(model, t)]
     fixes = [FixOut(kind="flag", flag="--tp-size", action="set", from_=str(launch.tp), value=str(options[0]))] if options else []
-    return [_finding(
-        "tp-not-divisible", "SGD301", "error",
+    return [_finding("tp-not-divisible", "error",
         "A model dimension (heads, KV heads, intermediate size) is not divisible by --tp-size",
         f"--tp-size {launch.tp} does not split {', '.join(parts)} evenly; SGLang asserts this while building "
         "the layers (models/llama.py:148-158, distributed/utils.py:59-63)"
@@ -180,7 +186,7 @@ def _check_fp8_blocks(model: ModelInfo, launch: mm.Launch) -> list[Finding]:
         else:
             good = [t for t in range(launch.tp - 1, 0, -1) if (size // t) % block_n == 0 and _tp_ok(model, t)]
             fixes = [FixOut(kind="flag", flag="--tp-size", action="lower", from_=str(launch.tp), value=str(good[0]))] if good else []
-        return [_finding("fp8-block-quant-not-divisible", "SGD303", "error",
+        return [_finding("fp8-block-quant-not-divisible", "error",
                          "A block-quantized (FP8/INT8) weight shard is not a multiple of the quantization block at this --tp-size",
                          f"{what} {size} split over {split} ranks = {part}, not a multiple of the checkpoint's block "
                          f"{block_n}: SGLang raises '{msg}'", fixes, {"failure": msg})]
@@ -197,13 +203,13 @@ def _check_context(family: str, model: ModelInfo, launch: mm.Launch) -> list[Fin
     fix = FixOut(kind="flag", flag="--context-length", action="lower", from_=str(ctx), value=str(model.context_len))
     if not at_least(family, "0.5.5") or allowed:
         # 0.4.x defaults SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN to true (0.4.6 model_config.py:128-137)
-        return [_finding("context-length-override-allowed", "SGD125", "warning",
+        return [_finding("context-length-override-allowed", "warning",
                          "--context-length is larger than the model's own context length (allowed, with a warning)",
                          f"SGLang warns '{msg}' and serves the longer context anyway.", [fix])]
     failure = (f"ValueError: Warning: {msg} Note that the derived context_length may differ from "
                "max_position_embeddings in the model's config. To allow overriding this maximum, set the env var "
                "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1")
-    return [_finding("context-length-exceeds-model", "SGD124", "error",
+    return [_finding("context-length-exceeds-model", "error",
                      "--context-length is larger than the model's own context length; launch refused",
                      f"The model's derived context length is {model.context_len}; 0.5.x refuses more "
                      "(configs/model_config.py _derive_context_length).", [fix], {"failure": failure})]
@@ -222,7 +228,7 @@ def _check_quant(family: str, model: ModelInfo, launch: mm.Launch, gpu: GpuReadi
     cap = gpu.compute_cap[0] * 10 + gpu.compute_cap[1]
     out: list[Finding] = []
     if cap < 75:  # 0.4.6 model_runner.py:509-515
-        out.append(_finding("quantization-unsupported-gpu", "SGD403", "error", "SGLang does not support this GPU",
+        out.append(_finding("quantization-unsupported-gpu", "error", "SGLang does not support this GPU",
                             f"compute capability {cap / 10:.1f}: SGLang raises 'RuntimeError: SGLang only supports sm75 and above.'",
                             [FixOut(kind="system", name="gpu", value="sm75+")],
                             {"failure": "RuntimeError: SGLang only supports sm75 and above."}))
@@ -234,13 +240,13 @@ def _check_quant(family: str, model: ModelInfo, launch: mm.Launch, gpu: GpuReadi
     if need is not None and cap < need:
         failure = (f"ValueError: The quantization method {method} is not supported for the current GPU. "
                    f"Minimum capability: {need}. Current capability: {cap}.")
-        out.append(_finding("quantization-unsupported-gpu", "SGD403", "error",
+        out.append(_finding("quantization-unsupported-gpu", "error",
                             "The checkpoint's quantization method needs a newer GPU than this one",
                             f"{method} needs sm{need}+ (its get_min_capability; FP8 runs on sm80-88 through the "
                             f"Marlin fallback), this GPU is sm{cap} (model_loader/loader.py:269-281).",
                             [FixOut(kind="system", name="gpu", value=f"sm{need}+")], {"failure": failure}))
     if cap < 80 and launch.dtype in ("bfloat16", "bf16"):
-        out.append(_finding("quantization-dtype-unsupported", "SGD406", "info",
+        out.append(_finding("quantization-dtype-unsupported", "info",
                             "bfloat16 needs sm80+: SGLang runs this GPU in float16",
                             "Below sm80 ModelRunner switches --dtype to float16 ('Compute capability below sm80. "
                             "Use float16 due to lack of bfloat16 support.', model_runner.py).",
@@ -266,13 +272,13 @@ def _check_flags(cmd: LaunchCommand | None, version: str | None) -> list[Finding
         if spec is None:
             near = flags.nearest(a.flag, version)
             fixes = [FixOut(kind="flag", flag=a.flag, action="remove")]
-            out.append(_finding("launch-flag-unknown", "SGD990", "warning",
+            out.append(_finding("launch-flag-unknown", "warning",
                                 "The launch command has a flag this SGLang release does not accept",
                                 f"{a.spelled} is not a launch flag of SGLang {version}"
                                 + (f" (did you mean {near}?)" if near else "") + ": argparse exits with "
                                 "'unrecognized arguments'.", fixes, {"flag": a.flag}))
         elif spec.choices and a.value is not None and a.value not in spec.choices:
-            out.append(_finding("argparse-invalid-choice", "SGD955", "error",
+            out.append(_finding("argparse-invalid-choice", "error",
                                 "A flag was given a value this release does not accept",
                                 f"{spec.name} {a.value}: SGLang {version} accepts {', '.join(map(str, spec.choices))}.",
                                 [], {"flag": spec.name, "value": a.value}))
@@ -282,14 +288,14 @@ def _check_flags(cmd: LaunchCommand | None, version: str | None) -> list[Finding
 # --------------------------------------------------------------------------- memory findings
 
 _KIND_RULE = {
-    "mamba-negative": ("hybrid-mamba-not-enough-gpu-memory", "SGD104",
+    "mamba-negative": ("hybrid-mamba-not-enough-gpu-memory",
                        "GPU memory left for the hybrid (mamba) state cache is negative or too small"),
-    "mamba-too-small": ("hybrid-mamba-cache-too-small", "SGD105",
+    "mamba-too-small": ("hybrid-mamba-cache-too-small",
                         "Hybrid (mamba) state cache holds fewer slots than one request needs"),
-    "weights-exceed": ("kv-pool-not-enough-memory", "SGD101", "No GPU memory left for the KV cache under --mem-fraction-static"),
-    "kv-negative": ("kv-pool-not-enough-memory", "SGD101", "No GPU memory left for the KV cache under --mem-fraction-static"),
-    "no-requests": ("max-running-request-zero", "SGD103", "Maximum number of running requests resolved to zero"),
-    "weights-oom": ("cuda-oom-weight-loading", "SGD118",
+    "weights-exceed": ("kv-pool-not-enough-memory", "No GPU memory left for the KV cache under --mem-fraction-static"),
+    "kv-negative": ("kv-pool-not-enough-memory", "No GPU memory left for the KV cache under --mem-fraction-static"),
+    "no-requests": ("max-running-request-zero", "Maximum number of running requests resolved to zero"),
+    "weights-oom": ("cuda-oom-weight-loading",
                     "CUDA out of memory while loading the weights; the model does not fit these GPUs"),
 }
 
@@ -350,24 +356,34 @@ def _memory_findings(family: str, model: ModelInfo, launch: mm.Launch, gpu: mm.G
             except ValueError:
                 return None
         alt = None if measured else _tp_alternative(family, model, launch, gpu, gpus, sim)
-        fixes = [alt] if alt else [FixOut(kind="system", name="gpu", value="more GPU memory or more GPUs (--tp-size)")]
-    after = ""
-    if fp.predicted is not None and fp.feasible and fixes:
-        q = fp.predicted
-        after = (f" The same arithmetic at the fix: {q.mamba_slots} mamba slots = {q.max_running_requests} request(s), "
-                 if q.mamba_slots is not None else " The same arithmetic at the fix: ")
-        after += f"KV pool {q.kv_tokens:,} tokens for a {q.context_len:,}-token context ({fp.reason})."
-    elif not fp.feasible:
-        after = " " + fp.reason + "."
+        fixes = [alt] if alt else [FixOut(kind="system", name="gpu", value="more memory per GPU, or more GPUs with --tp-size")]
+    said = outcome(fp, pool.mem_fraction_static, launch.context_length or model.context_len)
+    if fp.feasible:
+        after = (f" The smallest change that starts and serves a full-length request (fractions up to "
+                 f"{fp.max_fraction:.2f} leave SGLang's headroom for activations and CUDA graphs): {said}.")
+    else:
+        after = f" {said[:1].upper()}{said[1:]}."
     if pool.failure is not None:
-        rule, code, title = _KIND_RULE.get(pool.failure_kind or "", _KIND_RULE["kv-negative"])
-        expl = (f"With {_describe(pool)}, SGLang {family} stops in init_memory_pool with '{pool.failure}'.{after}")
-        return [_finding(rule, code, "error", title, expl, fixes, {"failure": pool.failure})], fp
+        rule, title = _KIND_RULE.get(pool.failure_kind or "", _KIND_RULE["kv-negative"])
+        where = "while loading the weights" if pool.failure_kind == "weights-oom" else "in init_memory_pool"
+        expl = f"With {_describe(pool)}, SGLang {family} stops {where} with '{pool.failure}'.{after}"
+        return [_finding(rule, "error", title, expl, fixes, {"failure": pool.failure})], fp
     expl = (f"The launch starts ({_describe(pool)}) but the KV pool is smaller than the {pool.context_len:,}-token "
             f"context: a request longer than the pool is rejected, and long requests evict each other.{after}")
-    return [_finding("kv-pool-smaller-than-context", "SGD128", "warning",
+    return [_finding("kv-pool-smaller-than-context", "warning",
                      "The KV cache holds fewer tokens than the context length", expl, fixes,
                      {"kv_tokens": str(pool.kv_tokens), "context_len": str(pool.context_len)})], fp
+
+
+def _name_by_rule(findings: list[Finding]) -> None:
+    """Each finding gets its rule's code and docs page: one vocabulary with the diagnosis rules."""
+    from sglang_doctor.engine.rules import load_rules
+
+    by_id = {r.id: r for r in load_rules()}
+    for f in findings:
+        rule = by_id.get(f.rule)
+        if rule is not None:
+            f.code, f.docs = rule.code, rule.docs_path
 
 
 # --------------------------------------------------------------------------- entry point
@@ -383,6 +399,14 @@ def _parse(command: str | Sequence[str] | Mapping[str, Any] | None) -> tuple[Lau
         text = "python3 -m sglang.launch_server " + text
     cmd = parse_command(text)
     return cmd, (_flags_of(cmd) if cmd else {})
+
+
+def _command_text(command: Any, cmd: LaunchCommand | None) -> str:
+    if cmd is not None:
+        return render(redact_command(cmd))
+    if isinstance(command, Mapping):
+        return " ".join(f"--{str(k).lstrip('-').replace('_', '-')} {v}" for k, v in command.items())
+    return "(no launch command: SGLang's defaults)"
 
 
 def run_preflight(command: str | Sequence[str] | Mapping[str, Any] | None = None,
@@ -409,15 +433,19 @@ def run_preflight(command: str | Sequence[str] | Mapping[str, Any] | None = None
                 launch_env[name] = v
     launch = launch_from_flags(flag_map, launch_env)
     notes: list[str] = []
-    version = sglang_version or version_from_image(cmd) or _installed_sglang()
-    if version is None:
-        notes.append(f"SGLang release unknown (no --sglang, image tag or installed sglang): rules of {mm.FAMILIES[-1]} used")
+    version, version_source = next(((v, src) for v, src in (
+        (sglang_version, "given"), (version_from_image(cmd), "the image tag"), (_installed_sglang(), "installed sglang"))
+        if v), (None, f"unknown: the rules of {mm.FAMILIES[-1]}, the newest release read"))
     family = mm.family_of(version)
+    path = None
     if model is None:
-        path = Path(model_dir) if model_dir else resolve_model_dir(launch.model_path, env_all)
+        path = resolve_model_dir(str(model_dir), env_all) if model_dir else resolve_model_dir(launch.model_path, env_all)
+        if path is None and model_dir:
+            raise FileNotFoundError(f"{model_dir}: no config.json (not a Hugging Face model directory)")
         if path is None:
-            raise ValueError("no model directory: pass model_dir, or a --model-path that is a local directory "
-                             "or an HF id in the local Hugging Face cache")
+            where = f" ({launch.model_path!r} is neither a local directory nor in the Hugging Face cache)" \
+                if launch.model_path else ""
+            raise ValueError(f"no model directory{where}: pass --model-dir DIR")
         model = read_model_dir(path)
     reading = resolve_gpu(gpu_mem_gib, gpu_free_gib, gpu_name, gpus, query=query_gpu)
     gpu = mm.Gpu(total_mib=reading.total_mib if reading else None, free_mib=reading.free_mib if reading else None,
@@ -431,14 +459,15 @@ def run_preflight(command: str | Sequence[str] | Mapping[str, Any] | None = None
                 + _check_quant(family, model, launch, reading) + _check_tp(model, launch, gpus)
                 + _check_fp8_blocks(model, launch))
     result = PreflightResult(sglang_version=version, family=family, model=model, gpu=reading, notes=notes,
-                             context_len=launch.context_length or model.context_len)
+                             context_len=launch.context_length or model.context_len, version_source=version_source,
+                             model_dir=str(path) if path is not None else None)
     blocking = [f for f in findings if f.severity == "error"]
     pool = None
     if not any(f.rule == "tp-not-divisible" for f in blocking):
         try:
             pool = mm.simulate(family, model, launch, gpu, pre_gib, post_gib)
         except ValueError as e:
-            notes.append(f"memory not predicted: {e}")
+            result.unpredicted = str(e)
     if pool is not None:
         result.pool = pool
         result.mem_fraction_static = pool.mem_fraction_static
@@ -451,6 +480,10 @@ def run_preflight(command: str | Sequence[str] | Mapping[str, Any] | None = None
         mem, fp = _memory_findings(family, model, launch, gpu, pool, gpus, pre_gib is not None)
         findings.extend(mem)
         result.fix_plan = fp
+    _name_by_rule(findings)
+    shown = _command_text(command, cmd)
+    for f in findings:  # what every finding rests on: the launch command (line 1 of the input)
+        f.evidence = [Evidence(input=0, line=1, text=shown)]
     result.findings = findings
     # the first error SGLang would meet (findings are in launch order)
     result.failure = next((f.captures.get("failure") or f.title for f in findings if f.severity == "error"), None)
@@ -461,6 +494,55 @@ def run_preflight(command: str | Sequence[str] | Mapping[str, Any] | None = None
                  for x in result.fixes]
         new, applied = apply_fixes(cmd, dicts)
         if any(applied):
-            result.corrected_command = render(new)
+            result.corrected_command = render(redact_command(new))  # --api-key $SGLANG_API_KEY: no secret
     return result
 
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _plan_facts(r: PreflightResult) -> dict[str, Any]:
+    """What the prediction used and derived, for the report's context (every format shows it)."""
+    out: dict[str, Any] = {"sglang_release": r.sglang_version, "release_source": r.version_source,
+                           "rules_family": r.family}
+    m = r.model
+    if m is not None:
+        out["model"] = {"dir": r.model_dir, "architecture": ", ".join(m.architectures) or None,
+                        "quantization": m.quant_method, "context_len": m.context_len,
+                        "weights_source": (f"{m.weights.source}, {m.weights.files} file(s)"
+                                           if m.weights and m.weights.files else m.weights.source if m.weights else None)}
+    g = r.gpu
+    if g is not None:
+        out["gpu"] = {"name": g.name or None, "total_gb": round(g.total_mib / 1024, 2) if g.total_mib else None,
+                      "free_gb": round(g.free_mib / 1024, 2) if g.free_mib is not None else None, "count": g.count,
+                      "compute_capability": "%d.%d" % g.compute_cap if g.compute_cap else None, "source": g.source}
+    p = r.pool
+    if p is not None:
+        out["memory"] = {
+            "mem_fraction_source": p.mfs_source, "free_gb_before_load": round(p.pre_gib, 2),
+            "free_gb_after_load": round(p.post_gib, 2), "pools_gb": round(p.rest_gib, 2),
+            "kv_bytes_per_token": p.cell_size, "kv_dtype": p.kv_dtype,
+            "mamba_mb_per_slot": round(p.mamba_per_req / mm.MIB, 2) if p.mamba_per_req else None,
+            "mamba_slots_per_request": p.mamba_ratio}
+    if r.fix_plan is not None and r.fix_plan.max_fraction is not None:
+        out["max_fraction"] = round(r.fix_plan.max_fraction, 2)
+    if r.notes:
+        out["notes"] = list(r.notes)
+    return out
+
+
+def preflight_report(r: PreflightResult, input_name: str, command_text: str | None,
+                     redact_hosts: bool = False) -> Report:
+    """The usual report of a preflight: its findings and corrected command, the prediction in
+    ``preflight`` (the contract's object) and what it used in ``context.plan``; redacted."""
+    from sglang_doctor.model import InputInfo, from_json
+    from sglang_doctor.policy.redact import redact
+
+    text = command_text or ""
+    report = Report(inputs=[InputInfo(name=input_name, lines=text.count("\n") + 1 if text else 0,
+                                      bytes=len(text.encode()))],
+                    context={"sglang_version": r.sglang_version, "plan": _plan_facts(r)},
+                    findings=list(r.findings), corrected_command=r.corrected_command, preflight=r.to_json())
+    report.count()
+    return from_json(Report, redact(report.to_json_dict(), hosts=redact_hosts))

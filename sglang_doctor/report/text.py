@@ -105,6 +105,50 @@ def _startup(con: _Out, s: dict[str, Any]) -> None:
     con.print()
 
 
+def _num(v: Any, fmt: str = ",") -> str:
+    return "—" if v is None else format(v, fmt)
+
+
+def _preflight(con: _Out, p: dict[str, Any], plan: dict[str, Any]) -> None:
+    """`sglang-doctor preflight`'s plan: what SGLang will do with memory, before the findings."""
+    model, gpu, mem = plan.get("model") or {}, plan.get("gpu") or {}, plan.get("memory") or {}
+    head = [f"SGLang {p.get('sglang_version') or plan.get('rules_family')} ({plan.get('release_source')})"]
+    if model.get("architecture"):
+        head.append(model["architecture"] + (f" ({model['quantization']})" if model.get("quantization") else ""))
+    if gpu.get("total_gb") or gpu.get("free_gb"):
+        size = f"{gpu['total_gb']:.1f} GiB" if gpu.get("total_gb") else f"{gpu['free_gb']:.1f} GiB free"
+        count = f" ×{gpu['count']}" if (gpu.get("count") or 1) > 1 else ""
+        head.append(f"{gpu.get('name') or 'GPU'} {size}{count} ({gpu.get('source')})")
+    con.print(("plan: ", "bold"), " · ".join(head))
+    rows: list[tuple[str, str]] = []
+    if p.get("mem_fraction_static") is not None:
+        rows.append(("fraction", f"--mem-fraction-static {p['mem_fraction_static']:.3g} ({mem.get('mem_fraction_source')})"))
+    if p.get("weights_gb") is not None:
+        rows.append(("weights", f"{p['weights_gb']:.2f} GB per GPU" + (f" ({model['weights_source']})" if model.get("weights_source") else "")))
+    if mem:
+        rows.append(("free memory", f"{mem['free_gb_before_load']:.2f} GB before the weights, {mem['free_gb_after_load']:.2f} "
+                                    f"after; the pools get {mem['pools_gb']:.2f} GB"))
+        rows.append(("KV pool", f"{_num(p.get('kv_tokens'))} tokens ({mem['kv_bytes_per_token']:,} bytes per token, "
+                                f"{mem['kv_dtype']})"))
+    if p.get("mamba_slots") is not None:
+        rows.append(("mamba slots", f"{p['mamba_slots']} ({mem.get('mamba_mb_per_slot')} MB each, "
+                                    f"{mem.get('mamba_slots_per_request')} per request)"))
+    if mem:
+        rows.append(("requests", f"{_num(p.get('max_running_requests'))} running at most"))
+    if p.get("context_len") is not None:
+        rows.append(("context", f"{p['context_len']:,} tokens vs a pool of {_num(p.get('kv_tokens'))}"))
+    width = max(len(k) for k, _ in rows) if rows else 0
+    for k, v in rows:
+        con.print(("  " + k.ljust(width) + "  ", "dim"), v)
+    if p.get("outcome") == "fail":
+        con.print(("  " + "outcome".ljust(width) + "  ", "dim"), ("fails: ", "bold red"), p.get("failure") or "")
+    else:
+        con.print(("  " + "outcome".ljust(width) + "  ", "dim"), ("starts", "bold green"))
+    for note in plan.get("notes") or []:
+        con.print(("  note: " + note, "dim"))
+    con.print()
+
+
 def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None = None,
           width: int | None = None, **_: Any) -> None:
     con = _Out(out, color, width)
@@ -113,6 +157,8 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
     shown = [f for f in report.findings if not (quiet and f.severity == "info")]
     if not quiet and report.startup:
         _startup(con, report.startup)
+    if not quiet and report.preflight is not None:
+        _preflight(con, report.preflight, report.context.get("plan") or {})
     for f in shown:
         _finding(con, f, names, multi)
     if report.corrected_command:
