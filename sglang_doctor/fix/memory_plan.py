@@ -205,6 +205,12 @@ def _kv_gb(p: mm.PoolPlan) -> float:
     return (p.kv_tokens or 0) * p.cell_size / mm.GIB
 
 
+def _fraction(m: float) -> str:
+    """0.89, 0.90, 0.833: two decimals, three when the release's default has them."""
+    s = f"{m:.3f}"
+    return s[:-1] if s.endswith("0") else s
+
+
 def _phrase_requests(n: int | None) -> str:
     return f"{n} request" + ("" if n == 1 else "s")
 
@@ -220,9 +226,9 @@ def outcome(fp: mm.FixPlan, mfs_now: float, ctx: int | None, kv_sized: bool = Tr
     q = fp.predicted
     if not fp.feasible or q is None:
         return fp.reason
-    m = fp.mem_fraction_static if fp.mem_fraction_static is not None else mfs_now
-    at = f"at {m:.2f}" + (f" with --max-mamba-cache-size {fp.max_mamba_cache_size}" if fp.max_mamba_cache_size else "")
-    head = f"{at} the pools get {q.post_gib:.2f} − {q.pre_gib:.2f} × (1 − {m:.2f}) = {q.rest_gib:.2f} GB"
+    m = _fraction(fp.mem_fraction_static if fp.mem_fraction_static is not None else mfs_now)
+    at = f"at {m}" + (f" with --max-mamba-cache-size {fp.max_mamba_cache_size}" if fp.max_mamba_cache_size else "")
+    head = f"{at} the pools get {q.post_gib:.2f} − {q.pre_gib:.2f} × (1 − {m}) = {q.rest_gib:.2f} GB"
     bits = []
     if q.mamba_slots is not None:
         size = ("" if state_stated else "≤") + f"{(q.mamba_per_req or 0) / mm.MIB:.1f} MB"
