@@ -263,6 +263,31 @@ def evaluate(tree: ast.Expression, names: Mapping[str, Any]) -> Any:
     return ev(tree.body)
 
 
+def names_in(source: str) -> set[str]:
+    """The names (dotted facts included) an expression reads; empty for one that does not compile."""
+    try:
+        tree = compile_expr(source)
+    except ExpressionError:
+        return set()
+    out: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            name = _dotted(node)
+            if name:
+                out.add(name)
+                return
+        if isinstance(node, ast.Call):  # not the function's own name
+            for a in [*node.args, *(k.value for k in node.keywords)]:
+                visit(a)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return out
+
+
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)(?::([^{}]{0,20}))?\}")
 
 

@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import field
 from functools import cached_property
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any, Literal, Union
 
 from sglang_doctor import __version__
@@ -190,6 +191,20 @@ class Fix:
             raise ValueError("a fix needs 'action' (set, raise, lower, add, remove)")
 
 
+def condition_names(conds: Iterable[Condition]) -> set[str]:
+    """The names a list of conditions reads (facts, captures, lets; through groups and expressions)."""
+    out: set[str] = set()
+    for c in conds:
+        for group in (c.any_of, c.all_of, [c.not_] if c.not_ is not None else None):
+            if group:
+                out |= condition_names(group)
+        if c.fact:
+            out.add(c.fact)
+        if c.op == "expr" and isinstance(c.value, str):
+            out |= expr.names_in(c.value)
+    return out
+
+
 @deferred_dataclass(frozen=True, eq=False)
 class ExplanationPart:
     """A sentence of an explanation, with the conditions it needs."""
@@ -271,6 +286,17 @@ class Rule:
     @cached_property
     def let_compiled(self) -> dict[str, Any]:
         return {k: expr.compile_expr(str(v)) for k, v in self.let.items()}
+
+    @cached_property
+    def condition_stages(self) -> tuple[list[Condition], list[Condition]]:
+        """(conditions reading no `let`, the others): the first are checked before the lets are
+        computed, so a rule whose conditions fail never runs a costly let (mem_plan())."""
+        lets = set(self.let)
+
+        def late(c: Condition) -> bool:
+            return any(n in lets or n.split(".", 1)[0] in lets for n in condition_names([c]))
+
+        return [c for c in self.conditions if not late(c)], [c for c in self.conditions if late(c)]
 
     @property
     def docs_path(self) -> str:

@@ -27,11 +27,11 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from sglang_doctor.engine import expr
 from sglang_doctor.engine.regex_safety import regex_problems
-from sglang_doctor.engine.rules import Condition, Rule, required_literal
+from sglang_doctor.engine.rules import Rule, condition_names, required_literal
 
 @dataclass(frozen=True)
 class Problem:
@@ -50,54 +50,17 @@ class Problem:
 # --- names -----------------------------------------------------------------------------------
 
 
-def _expr_names(source: str) -> set[str]:
-    try:
-        tree = expr.compile_expr(source)
-    except expr.ExpressionError:
-        return set()
-    out: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            name = expr._dotted(node)
-            if name:
-                out.add(name)
-                return
-        if isinstance(node, ast.Call):
-            for a in [*node.args, *(k.value for k in node.keywords)]:
-                visit(a)
-            return
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return out
-
-
-def _condition_names(conds: Iterable[Condition]) -> set[str]:
-    out: set[str] = set()
-    for c in conds:
-        for group in (c.any_of, c.all_of, [c.not_] if c.not_ is not None else None):
-            if group:
-                out |= _condition_names(group)
-        if c.fact:
-            out.add(c.fact)
-        if c.op == "expr" and isinstance(c.value, str):
-            out |= _expr_names(c.value)
-    return out
-
-
 def _used_names(rule: Rule) -> set[str]:
-    used = _condition_names(rule.conditions)
+    used = condition_names(rule.conditions)
     for part in rule.explanation_parts:
-        used |= set(expr.template_names(part.text)) | _condition_names(part.when)
+        used |= set(expr.template_names(part.text)) | condition_names(part.when)
     for source in rule.let.values():
-        used |= _expr_names(str(source))
+        used |= expr.names_in(str(source))
     for fix in rule.fixes:
         for t in (fix.value, fix.text, fix.flag, fix.name):  # a package/env name may be a template too
             if t:
                 used |= set(expr.template_names(t))
-        used |= _condition_names(fix.when)
+        used |= condition_names(fix.when)
     return used
 
 
