@@ -29,6 +29,8 @@ def decoder_tensors(cfg: dict[str, Any]) -> list[tuple[str, list[int]]]:
         if bias:
             out += [(p + "self_attn.q_proj.bias", [heads * hd]), (p + "self_attn.k_proj.bias", [kv * hd]),
                     (p + "self_attn.v_proj.bias", [kv * hd])]
+        if cfg.get("model_type") == "qwen3":  # Qwen3 normalizes q and k per head
+            out += [(p + "self_attn.q_norm.weight", [hd]), (p + "self_attn.k_norm.weight", [hd])]
         out += [(p + "mlp.gate_proj.weight", [inter, h]), (p + "mlp.up_proj.weight", [inter, h]),
                 (p + "mlp.down_proj.weight", [h, inter]), (p + "input_layernorm.weight", [h]),
                 (p + "post_attention_layernorm.weight", [h])]

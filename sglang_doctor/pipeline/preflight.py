@@ -330,15 +330,15 @@ def _fix_flags(fp: mm.FixPlan, launch: mm.Launch) -> list[FixOut]:
 
 
 def _tp_alternative(family: str, model: ModelInfo, launch: mm.Launch, gpu: mm.Gpu, gpus: int | None,
-                    simulate: Any) -> FixOut | None:
-    """A larger --tp-size (within the visible GPUs) at which the launch starts and serves."""
+                    simulate: Any) -> tuple[FixOut, mm.PoolPlan] | None:
+    """A larger --tp-size (within the visible GPUs) at which the launch starts and serves, and its pools."""
     limit = gpus or 1
     t = launch.tp * 2
     while t <= limit:
         if _tp_ok(model, t):
             p = simulate(replace(launch, tp=t))
             if p is not None and p.serves_full_context:
-                return FixOut(kind="flag", flag="--tp-size", action="raise", from_=str(launch.tp), value=str(t))
+                return FixOut(kind="flag", flag="--tp-size", action="raise", from_=str(launch.tp), value=str(t)), p
         t *= 2
     return None
 
@@ -349,6 +349,7 @@ def _memory_findings(family: str, model: ModelInfo, launch: mm.Launch, gpu: mm.G
         return [], None
     fp = mm.smallest_mem_fraction(family, model, launch, gpu, pool.pre_gib, pool.post_gib)
     fixes = _fix_flags(fp, launch) if fp.feasible else []
+    alt = None
     if not fp.feasible:
         def sim(lz: mm.Launch) -> mm.PoolPlan | None:
             try:
@@ -356,13 +357,18 @@ def _memory_findings(family: str, model: ModelInfo, launch: mm.Launch, gpu: mm.G
             except ValueError:
                 return None
         alt = None if measured else _tp_alternative(family, model, launch, gpu, gpus, sim)
-        fixes = [alt] if alt else [FixOut(kind="system", name="gpu", value="more memory per GPU, or more GPUs with --tp-size")]
+        fixes = [alt[0]] if alt else [FixOut(kind="system", name="gpu", value="more memory per GPU, or more GPUs with --tp-size")]
     said = outcome(fp, pool.mem_fraction_static, launch.context_length or model.context_len)
     if fp.feasible:
         after = (f" The smallest change that starts and serves a full-length request (fractions up to "
                  f"{fp.max_fraction:.2f} leave SGLang's headroom for activations and CUDA graphs): {said}.")
     else:
         after = f" {said[:1].upper()}{said[1:]}."
+        if alt:
+            t = alt[1]
+            after += (f" At --tp-size {alt[0].value}: {t.weights_gib:.2f} GB of weights per GPU, the pools get "
+                      f"{t.rest_gib:.2f} GB at {t.mem_fraction_static:.3g}, KV pool {t.kv_tokens:,} tokens ≥ context "
+                      f"{t.context_len:,}" + (f", {t.mamba_slots} mamba slots" if t.mamba_slots is not None else "") + ".")
     if pool.failure is not None:
         rule, title = _KIND_RULE.get(pool.failure_kind or "", _KIND_RULE["kv-negative"])
         where = "while loading the weights" if pool.failure_kind == "weights-oom" else "in init_memory_pool"
@@ -450,9 +456,6 @@ def run_preflight(command: str | Sequence[str] | Mapping[str, Any] | None = None
     reading = resolve_gpu(gpu_mem_gib, gpu_free_gib, gpu_name, gpus, query=query_gpu)
     gpu = mm.Gpu(total_mib=reading.total_mib if reading else None, free_mib=reading.free_mib if reading else None,
                  compute_cap=reading.compute_cap if reading else None, name=reading.name if reading else "")
-    if reading is not None and reading.source != "options":
-        notes.append(f"GPU from {reading.source}: {reading.name or 'unnamed'}, "
-                     f"{(reading.total_mib or 0) / 1024:.1f} GiB")
     gpus = gpus or (reading.count if reading else None)
     # in the order SGLang meets them: argparse, ModelConfig, the loader's capability check, layer shapes
     findings = (_check_flags(cmd, version) + _check_context(family, model, launch)
