@@ -56,8 +56,8 @@ def test_a_running_launch_calibrates_both_sizes_and_reproduces_its_own_pools() -
     assert (p["kv_tokens"], p["mamba_slots"], p["starts"], p["kv_sized"]) == (21482, 7, True, True)
     # nothing up to the headroom holds 32,768 tokens: the context is capped at the fraction in use
     assert (p["mem_fraction_static"], p["context_length"], p["feasible"]) == (None, 20480, True)
-    assert p["outcome"].startswith("no --mem-fraction-static up to 0.93 gives a KV pool that holds the 32,768-token "
-                                   "context: at 0.92 the pools get")
+    assert p["max_fraction"] == 0.93 and p["outcome"].startswith(
+        "no fraction gives a KV pool that holds the 32,768-token context; at 0.92 the pools get")
 
 
 def test_inputs_the_log_may_lack() -> None:

@@ -247,9 +247,8 @@ def outcome(fp: mm.FixPlan, mfs_now: float, ctx: int | None, kv_sized: bool = Tr
     else:
         bits.append(f"KV pool {q.kv_tokens:,} tokens")
     text = f"{head}: " + ", ".join(bits)
-    if fp.context_length is not None and ctx and fp.max_fraction is not None:
-        text = (f"no --mem-fraction-static up to {fp.max_fraction:.2f} gives a KV pool that holds the {ctx:,}-token "
-                f"context: {text}")
+    if fp.context_length is not None and ctx:
+        text = f"no fraction gives a KV pool that holds the {ctx:,}-token context; {text}"
     return text
 
 

@@ -360,8 +360,8 @@ def _memory_findings(family: str, model: ModelInfo, launch: mm.Launch, gpu: mm.G
         fixes = [alt[0]] if alt else [FixOut(kind="system", name="gpu", value="more memory per GPU, or more GPUs with --tp-size")]
     said = outcome(fp, pool.mem_fraction_static, launch.context_length or model.context_len)
     if fp.feasible:
-        after = (f" The smallest change that starts and serves a full-length request (fractions up to "
-                 f"{fp.max_fraction:.2f} leave SGLang's headroom for activations and CUDA graphs): {said}.")
+        after = (f" The smallest change that starts and serves a full-length request (up to {fp.max_fraction:.2f}, "
+                 f"which leaves SGLang's headroom for activations and CUDA graphs): {said}.")
     else:
         after = f" {said[:1].upper()}{said[1:]}."
         if alt:
