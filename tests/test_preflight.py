@@ -120,7 +120,7 @@ def test_command_forms_and_version_sources(tmp_path: Path) -> None:
     assert version_from_image(parse_command("docker run --gpus all lmsysorg/sglang:v0.5.23-cu129 python3 -m "
                                             "sglang.launch_server --model-path x")) == "0.5.23"
     unknown = run_preflight(flags, model_dir=d, gpu_mem_gib=24.0, query_gpu=False, env={})
-    assert (unknown.family, unknown.sglang_version) == ("0.5.23", None) and unknown.version_source.startswith("unknown")
+    assert (unknown.family, unknown.sglang_version) == ("0.5.23", None) and unknown.version_source.startswith("pass --sglang")
     assert (a.version_source, c.version_source) == ("given", "given")
 
 
@@ -252,3 +252,12 @@ def test_sixty_shards_headers_only_is_fast(tmp_path: Path) -> None:
     elapsed = time.perf_counter() - t0
     assert r.model is not None and r.model.weights.files == 60
     assert elapsed < 1.0  # measured ~0.02 s; the target is 0.3 s (bench/preflight_accuracy.py --perf)
+
+
+def test_installed_sglang_from_its_dist_info(tmp_path: Path) -> None:
+    from sglang_doctor.pipeline.preflight import _installed_sglang
+
+    (tmp_path / "sglang_router-0.2.1.dist-info").mkdir()
+    assert _installed_sglang([str(tmp_path / "missing"), str(tmp_path)]) is None
+    (tmp_path / "sglang-0.5.14.post1.dist-info").mkdir()
+    assert _installed_sglang([str(tmp_path)]) == "0.5.14.post1"

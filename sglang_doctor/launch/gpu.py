@@ -111,7 +111,7 @@ def resolve_gpu(gpu_mem_gib: float | None = None, gpu_free_gib: float | None = N
                           spec.compute_cap if spec else None, gpus or 1, "options")
     if spec is not None:
         return GpuReading(gpu_name or "", spec.total_gib * 1024, None, spec.compute_cap, gpus or 1,
-                          "GPU name table (nominal capacity)")
+                          "the name's nominal memory")
     readings = query_nvidia_smi(run) if query else None
     if not readings:
         return None

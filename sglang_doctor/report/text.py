@@ -112,7 +112,9 @@ def _num(v: Any, fmt: str = ",") -> str:
 def _preflight(con: _Out, p: dict[str, Any], plan: dict[str, Any]) -> None:
     """`sglang-doctor preflight`'s plan: what SGLang will do with memory, before the findings."""
     model, gpu, mem = plan.get("model") or {}, plan.get("gpu") or {}, plan.get("memory") or {}
-    head = [f"SGLang {p.get('sglang_version') or plan.get('rules_family')} ({plan.get('release_source')})"]
+    release = p.get("sglang_version")
+    head = [f"SGLang {release} ({plan.get('release_source')})" if release else
+            f"SGLang release unknown ({plan.get('release_source')})"]
     if model.get("architecture"):
         head.append(model["architecture"] + (f" ({model['quantization']})" if model.get("quantization") else ""))
     if gpu.get("total_gb") or gpu.get("free_gb"):
@@ -128,13 +130,14 @@ def _preflight(con: _Out, p: dict[str, Any], plan: dict[str, Any]) -> None:
     if mem:
         rows.append(("free memory", f"{mem['free_gb_before_load']:.2f} GB before the weights, {mem['free_gb_after_load']:.2f} "
                                     f"after; the pools get {mem['pools_gb']:.2f} GB"))
-        rows.append(("KV pool", f"{_num(p.get('kv_tokens'))} tokens ({mem['kv_bytes_per_token']:,} bytes per token, "
-                                f"{mem['kv_dtype']})"))
+        tokens = "—" if p.get("kv_tokens") is None else f"{p['kv_tokens']:,} tokens"
+        rows.append(("KV pool", f"{tokens} ({mem['kv_bytes_per_token']:,} bytes per token, {mem['kv_dtype']})"))
     if p.get("mamba_slots") is not None:
         rows.append(("mamba slots", f"{p['mamba_slots']} ({mem.get('mamba_mb_per_slot')} MB each, "
                                     f"{mem.get('mamba_slots_per_request')} per request)"))
     if mem:
-        rows.append(("requests", f"{_num(p.get('max_running_requests'))} running at most"))
+        reqs = p.get("max_running_requests")
+        rows.append(("requests", "—" if reqs is None else f"{reqs:,} running at most"))
     if p.get("context_len") is not None:
         rows.append(("context", f"{p['context_len']:,} tokens vs a pool of {_num(p.get('kv_tokens'))}"))
     width = max(len(k) for k, _ in rows) if rows else 0
