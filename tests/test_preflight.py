@@ -261,3 +261,18 @@ def test_installed_sglang_from_its_dist_info(tmp_path: Path) -> None:
     assert _installed_sglang([str(tmp_path / "missing"), str(tmp_path)]) is None
     (tmp_path / "sglang-0.5.14.post1.dist-info").mkdir()
     assert _installed_sglang([str(tmp_path)]) == "0.5.14.post1"
+
+
+def test_every_finding_preflight_makes_is_a_rule_with_its_code() -> None:
+    import re
+
+    from sglang_doctor.engine.rules import load_rules
+    from sglang_doctor.pipeline import preflight
+
+    src = Path(preflight.__file__).read_text()
+    ids = set(re.findall(r'_finding\(\s*"([a-z0-9-]+)"', src)) | {v[0] for v in preflight._KIND_RULE.values()}
+    codes = {r.id: r.code for r in load_rules()}
+    assert len(ids) >= 10 and ids <= set(codes), ids - set(codes)
+    r = seed("qwen3.6-27b-mamba-mfs-0.80.log")
+    f = r.findings[-1]
+    assert (f.code, f.docs) == (codes[f.rule], f"docs/rules/{codes[f.rule]}-{f.rule}.md")

@@ -26,6 +26,7 @@ import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -389,15 +390,18 @@ def _memory_findings(family: str, model: ModelInfo, launch: mm.Launch, gpu: mm.G
                      {"kv_tokens": str(pool.kv_tokens), "context_len": str(pool.context_len)})], fp
 
 
-def _name_by_rule(findings: list[Finding]) -> None:
-    """Each finding gets its rule's code and docs page: one vocabulary with the diagnosis rules."""
+@lru_cache(maxsize=1)
+def _rule_names() -> dict[str, tuple[str, str]]:
+    """rule id -> (code, docs page) of the built-in rules."""
     from sglang_doctor.engine.rules import load_rules
 
-    by_id = {r.id: r for r in load_rules()}
+    return {r.id: (r.code, r.docs_path) for r in load_rules()}
+
+
+def _name_by_rule(findings: list[Finding]) -> None:
+    """Each finding gets its rule's code and docs page: one vocabulary with the diagnosis rules."""
     for f in findings:
-        rule = by_id.get(f.rule)
-        if rule is not None:
-            f.code, f.docs = rule.code, rule.docs_path
+        f.code, f.docs = _rule_names().get(f.rule, (f.code, f.docs))
 
 
 # --------------------------------------------------------------------------- entry point
@@ -447,9 +451,10 @@ def run_preflight(command: str | Sequence[str] | Mapping[str, Any] | None = None
                 launch_env[name] = v
     launch = launch_from_flags(flag_map, launch_env)
     notes: list[str] = []
-    version, version_source = next(((v, src) for v, src in (
-        (sglang_version, "given"), (version_from_image(cmd), "the image tag"), (_installed_sglang(), "installed sglang"))
-        if v), (None, f"pass --sglang VERSION; planned with the rules of {mm.FAMILIES[-1]}, the newest release read"))
+    sources = ((lambda: sglang_version, "given"), (lambda: version_from_image(cmd), "the image tag"),
+               (_installed_sglang, "installed sglang"))
+    version, version_source = next(((v, src) for get, src in sources if (v := get())), (
+        None, f"pass --sglang VERSION; planned with the rules of {mm.FAMILIES[-1]}, the newest release read"))
     family = mm.family_of(version)
     path = None
     if model is None:
