@@ -106,14 +106,20 @@ def test_every_format(hub: Path, fmt: str) -> None:
     if fmt == "json":
         valid(json.loads(r.stdout))
     elif fmt == "sarif":
-        res = json.loads(r.stdout)["runs"][0]["results"]
+        sarif_run = json.loads(r.stdout)["runs"][0]
+        res = sarif_run["results"]
         assert [x["ruleId"] for x in res] == ["SGD101", "SGD128"][:len(res)] and res[0]["level"] == "error"
+        assert sarif_run["properties"]["preflight"]["outcome"] == "fail"
+        assert any(d["id"] == "SGD101" and d.get("helpUri") for d in sarif_run["tool"]["driver"]["rules"])
     elif fmt == "junit":
-        assert ET.fromstring(r.stdout).find(".//failure") is not None
+        tree = ET.fromstring(r.stdout)
+        assert tree.find(".//failure") is not None
+        assert tree.find(".//property[@name='preflight.outcome']").get("value") == "fail"
     elif fmt == "github":
         assert r.stdout.startswith("::error ") and "SGD101" in r.stdout
     elif fmt == "markdown":
         assert "### error SGD101" in r.stdout and "--mem-fraction-static 0.6 → 0.833" in r.stdout
+        assert "### Predicted memory plan" in r.stdout and "| KV pool (tokens) |" not in r.stdout  # fails first
     else:
         assert "fails: ValueError: Loaded weights leave no GPU memory" in r.stdout
         assert "$SGLANG_API_KEY" in r.stdout
@@ -152,6 +158,26 @@ def test_gpu_from_nvidia_smi(tmp_path: Path, hub: Path) -> None:
     assert plan["gpu"] == {"name": "NVIDIA GeForce RTX 4090", "total_gb": 23.99, "free_gb": 19.53, "count": 1,
                            "compute_capability": "8.9", "source": "nvidia-smi"}
     assert plan["memory"]["free_gb_before_load"] < 19.53  # planned from what is free now, not the total
+
+
+def test_only_the_free_memory_given(tmp_path: Path, hub: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    no_nvidia_smi(monkeypatch, tmp_path)
+    r = run(["preflight", "--cmd", LAUNCH, "--gpu-free", "20", "--sglang", "0.5.14", "--format", "json"])
+    plan = json.loads(r.stdout)["context"]["plan"]
+    assert (plan["gpu"]["total_gb"], plan["gpu"]["free_gb"]) == (20.0, 20.0)  # the total is at least what is free
+    fake_nvidia_smi(tmp_path, "NVIDIA GeForce RTX 4090, 24564, 23000, 8.9")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    r = run(["preflight", "--cmd", LAUNCH, "--gpu-free", "20", "--sglang", "0.5.14", "--format", "json"])
+    gpu = json.loads(r.stdout)["context"]["plan"]["gpu"]
+    assert (gpu["total_gb"], gpu["free_gb"], gpu["compute_capability"]) == (23.99, 20.0, "8.9")
+
+
+def test_an_invalid_choice_fails_with_argparse_words(hub: Path) -> None:
+    r = run(["preflight", "--cmd", LAUNCH + " --kv-cache-dtype fp9", "--gpu-mem", "24", "--sglang", "0.5.14",
+             "--format", "json"])
+    assert r.exit_code == 1
+    assert json.loads(r.stdout)["preflight"]["failure"].startswith(
+        "error: argument --kv-cache-dtype: invalid choice: 'fp9' (choose from 'auto', 'fp8_e5m2'")
 
 
 def test_no_gpu_information_is_one_line_naming_what_to_pass(tmp_path: Path, hub: Path,

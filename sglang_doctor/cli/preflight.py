@@ -104,8 +104,13 @@ def preflight(command: str | None, cmd_file: str | None, model_dir: str | None, 
     if result.pool is None and result.unpredicted is not None:
         _die(_NO_GPU if result.gpu is None else f"{result.model_dir or 'the model'}: {result.unpredicted}")
     report = preflight_report(result, name, text, redact_hosts)
+    rules = None
+    if fmt == "sarif":  # the rule descriptors (docs, help) of the findings
+        from sglang_doctor.engine.rules import load_rules
+
+        rules = load_rules()
     try:
-        write_report(report, fmt, sys.stdout, quiet=quiet, color=color, fail_on=fail_on)
+        write_report(report, fmt, sys.stdout, quiet=quiet, color=color, fail_on=fail_on, rules=rules)
         sys.stdout.flush()
     except BrokenPipeError:  # `… | head -1`
         import os

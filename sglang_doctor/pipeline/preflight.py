@@ -290,7 +290,10 @@ def _check_flags(cmd: LaunchCommand | None, version: str | None) -> list[Finding
             out.append(_finding("argparse-invalid-choice", "error",
                                 "A flag was given a value this release does not accept",
                                 f"{spec.name} {a.value}: SGLang {version} accepts {', '.join(map(str, spec.choices))}.",
-                                [], {"flag": spec.name, "value": a.value}))
+                                [], {"flag": spec.name, "value": a.value,
+                                     # argparse's own words (Python 3.10-3.12), what the launch would print
+                                     "failure": f"error: argument {spec.name}: invalid choice: {a.value!r} (choose "
+                                                f"from {', '.join(repr(str(c)) for c in spec.choices)})"}))
     return out
 
 

@@ -58,6 +58,8 @@ def junit_tree(report: Report, fail_on: str = "error") -> ET.Element:
         if report.context.get("sglang_version"):
             ET.SubElement(props, "property", name="sglang_version", value=_x(str(report.context["sglang_version"])))
         ET.SubElement(props, "property", name="fail_on", value=fail_on)
+        for key, value in (report.preflight or {}).items():  # `sglang-doctor preflight`: the predicted plan
+            ET.SubElement(props, "property", name=f"preflight.{key}", value=_x("" if value is None else str(value)))
         counts = {"tests": 0, "failures": 0, "errors": 0}
         cls = _classname(info.name)
         if info.error:

@@ -100,6 +100,17 @@ def _context_rows(ctx: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+_PLAN_ROWS = (("outcome", "outcome"), ("failure", "failure"), ("mem_fraction_static", "--mem-fraction-static"),
+              ("weights_gb", "weights per GPU (GB)"), ("kv_tokens", "KV pool (tokens)"), ("mamba_slots", "mamba slots"),
+              ("max_running_requests", "max running requests"), ("context_len", "context length"))
+
+
+def _preflight(p: dict[str, Any]) -> list[str]:
+    """`sglang-doctor preflight`'s prediction as a table."""
+    rows = [f"| {label} | {text(str(p[key]))} |" for key, label in _PLAN_ROWS if p.get(key) is not None]
+    return ["### Predicted memory plan", "", "| | |", "|---|---|", *rows, ""]
+
+
 def render(report: Report, heading: str = "##") -> str:
     names = [i.name for i in report.inputs]
     multi = len(names) > 1
@@ -110,6 +121,8 @@ def render(report: Report, heading: str = "##") -> str:
     if report.context.get("sglang_version"):
         facts.append(f"SGLang {code(str(report.context['sglang_version']))}")
     out += [" · ".join(facts), ""]
+    if report.preflight is not None:
+        out += _preflight(report.preflight)
     if not report.findings:
         out += ["No known problem found." + (f" ({report.suppressed} suppressed.)" if report.suppressed else ""), ""]
     for f in report.findings:
