@@ -10,7 +10,11 @@ Two predictions per case:
   GPU total    only nvidia-smi's total and the checkpoint size from config.json: tests the
                defaults and the free-memory/weights estimates (KV within 10 %, weights within 10 %)
 
-Run: python bench/preflight_accuracy.py [--perf]
+Then the speed of preflight on a 60-shard model directory (headers only, sparse files), each figure
+beside a reference measured in the same run: in process against reading the same headers with
+plain open() + json.loads, and the whole command against `python -c "import json"`.
+
+Run: python bench/preflight_accuracy.py [--no-perf] [--json]
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -125,53 +130,88 @@ def report(results: list[dict[str, Any]]) -> int:
     return 0
 
 
-def perf(shards: int = 60, repeat: int = 5) -> float:
-    """Seconds for a preflight on a model directory of `shards` safetensors files (headers only, sparse)."""
+def _sixty_shards(d: Path, shards: int = 60) -> None:
+    """Qwen3-14B's config.json and its 40 layers over `shards` sparse safetensors files (headers only)."""
     cfg = json.loads((CASES / "qwen3-14b-tp4-rtx4090" / "config.json").read_text())
+    (d / "config.json").write_text(json.dumps(cfg))
+    per = 40 // shards + 1
+    layer = 0
+    for s in range(shards):
+        header: dict[str, Any] = {}
+        off = 0
+        for _ in range(per):
+            for name, shape in (("self_attn.q_proj.weight", [5120, 5120]), ("self_attn.k_proj.weight", [1024, 5120]),
+                                ("self_attn.v_proj.weight", [1024, 5120]), ("self_attn.o_proj.weight", [5120, 5120]),
+                                ("mlp.gate_proj.weight", [17408, 5120]), ("mlp.up_proj.weight", [17408, 5120]),
+                                ("mlp.down_proj.weight", [5120, 17408]), ("input_layernorm.weight", [5120])):
+                n = 2
+                for x in shape:
+                    n *= x
+                header[f"model.layers.{layer}.{name}"] = {"dtype": "BF16", "shape": shape, "data_offsets": [off, off + n]}
+                off += n
+            layer += 1
+        raw = json.dumps(header).encode()
+        path = d / f"model-{s + 1:05d}-of-{shards:05d}.safetensors"
+        with open(path, "wb") as f:
+            f.write(struct.pack("<Q", len(raw)) + raw)
+            f.truncate(8 + len(raw) + off)  # sparse: the data is a hole, never written or read
+
+
+def _read_headers_plainly(d: Path) -> int:
+    """The least any tool must do: config.json and every shard's header with open() + json.loads."""
+    tensors = len(json.loads((d / "config.json").read_text()))
+    for shard in sorted(d.glob("*.safetensors")):
+        with open(shard, "rb") as f:
+            (n,) = struct.unpack("<Q", f.read(8))
+            tensors += len(json.loads(f.read(n)))
+    return tensors
+
+
+def _best(fn: Any, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def perf(shards: int = 60, repeat: int = 7) -> list[tuple[str, float, str, float]]:
+    """(what, seconds, reference, seconds) for preflight on a `shards`-file model directory, each beside a
+    reference measured in the same run (best of `repeat`, the two alternating)."""
+    cmd = "python -m sglang.launch_server --model-path x --tp-size 4 --mem-fraction-static 0.8"
+    exe = [sys.executable, "-m", "sglang_doctor"]
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
-        (d / "config.json").write_text(json.dumps(cfg))
-        per = 40 // shards + 1
-        layer = 0
-        for s in range(shards):
-            header: dict[str, Any] = {}
-            off = 0
-            for _ in range(per):
-                for name, shape in (("self_attn.q_proj.weight", [5120, 5120]), ("self_attn.k_proj.weight", [1024, 5120]),
-                                    ("self_attn.v_proj.weight", [1024, 5120]), ("self_attn.o_proj.weight", [5120, 5120]),
-                                    ("mlp.gate_proj.weight", [17408, 5120]), ("mlp.up_proj.weight", [17408, 5120]),
-                                    ("mlp.down_proj.weight", [5120, 17408]), ("input_layernorm.weight", [5120])):
-                    n = 2
-                    for x in shape:
-                        n *= x
-                    header[f"model.layers.{layer}.{name}"] = {"dtype": "BF16", "shape": shape, "data_offsets": [off, off + n]}
-                    off += n
-                layer += 1
-            raw = json.dumps(header).encode()
-            path = d / f"model-{s + 1:05d}-of-{shards:05d}.safetensors"
-            with open(path, "wb") as f:
-                f.write(struct.pack("<Q", len(raw)) + raw)
-                f.truncate(8 + len(raw) + off)  # sparse: the data is a hole, never written or read
-        cmd = "python -m sglang.launch_server --model-path x --tp-size 4 --mem-fraction-static 0.8"
-        best = float("inf")
+        _sixty_shards(d, shards)
+        run_preflight(cmd, model_dir=d, gpu_mem_gib=24.0, sglang_version="0.5.14", query_gpu=False, env={})  # warm
+        inproc = ref_read = cli = ref_py = float("inf")
         for _ in range(repeat):
-            t0 = time.perf_counter()
-            run_preflight(cmd, model_dir=d, gpu_mem_gib=24.0, sglang_version="0.5.14", query_gpu=False, env={})
-            best = min(best, time.perf_counter() - t0)
-    return best
+            inproc = min(inproc, _best(lambda: run_preflight(cmd, model_dir=d, gpu_mem_gib=24.0, sglang_version="0.5.14",
+                                                             query_gpu=False, env={}), 1))
+            ref_read = min(ref_read, _best(lambda: _read_headers_plainly(d), 1))
+            cli = min(cli, _best(lambda: subprocess.run(
+                [*exe, "preflight", "--model-dir", str(d), "--gpu-mem", "24", "--sglang", "0.5.14", "--cmd", cmd],
+                capture_output=True, check=False), 1))
+            ref_py = min(ref_py, _best(lambda: subprocess.run([sys.executable, "-c", "import json"],
+                                                              capture_output=True, check=True), 1))
+    return [(f"run_preflight(), {shards} shards", inproc, f"open() + json.loads of the same {shards} headers", ref_read),
+            (f"`sglang-doctor preflight`, {shards} shards (process)", cli, '`python -c "import json"` (process)', ref_py)]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--perf", action="store_true", help="also time preflight on a 60-shard model directory")
+    ap.add_argument("--no-perf", action="store_true", help="skip timing preflight on a 60-shard model directory")
     ap.add_argument("--json", action="store_true", help="print the raw predictions as JSON")
     args = ap.parse_args()
     results = [run_case(d) for d in sorted(CASES.iterdir()) if (d / "case.yaml").is_file()]
     if args.json:
         print(json.dumps(results, indent=1))
     report(results)
-    if args.perf:
-        print(f"\npreflight on a 60-shard model directory (headers only): {perf():.3f} s (best of 5)")
+    if not args.no_perf:
+        print()
+        for what, t, ref, r in perf():
+            print(f"{what:48} {t * 1000:7.1f} ms | {ref:50} {r * 1000:7.1f} ms | ratio {t / r:5.2f}")
     return 0
 
 

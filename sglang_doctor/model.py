@@ -72,6 +72,9 @@ class FixOut:
     replaces: str | None = None  # a renamed flag: the old spelling this fix removes
     versions: str | None = None  # internal (not in the JSON): releases the fix applies to
     launcher: str | None = None  # internal: "router" for a router flag (None: an SGLang launch flag)
+    # Part of the recommended change: applied together with the finding's first fix (a fraction
+    # raised and the context capped, as one plan); None otherwise.
+    combined: bool | None = None
 
 
 @dataclass
@@ -143,6 +146,7 @@ class Report:
     startup: dict[str, Any] | None = None
     suppressed: int | None = None  # findings hidden by a baseline or an inline ignore (when any)
     launches: list[LaunchInfo] = field(default_factory=list)
+    preflight: dict[str, Any] | None = None  # `sglang-doctor preflight` only: the predicted memory plan
 
     def count(self) -> None:
         self.summary = {"error": 0, "warning": 0, "info": 0}

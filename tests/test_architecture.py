@@ -8,7 +8,7 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "sglang_doctor"
 # Low to high, as docs/architecture.md lists them; top-level modules (model.py) are layer 0.
-LAYERS = ["model", "_speed", "read", "registry", "launch", "facts", "engine", "fix", "policy", "report",
+LAYERS = ["model", "_speed", "read", "registry", "launch", "fix", "facts", "engine", "policy", "report",
           "pipeline", "ruledev", "cli"]
 ENTRY = {"sglang_doctor.__main__"}  # `python -m sglang_doctor` starts the CLI: above every layer
 

@@ -20,9 +20,9 @@ def _body(path) -> str:
 
 
 def restarted_log(demo_dir) -> str:
-    """`docker logs` of a --restart container: the 0.80 launch fails, the container restarts at
-    10:05 with 0.92 and crashes on the dtype mismatch."""
-    first = _body(demo_dir / "qwen3.6-27b-mamba-mfs-0.80.log")
+    """`docker logs` of a --restart container, saved with the command on top: the 0.80 launch fails,
+    the container restarts at 10:05 with 0.92 and crashes on the dtype mismatch."""
+    first = (demo_dir / "qwen3.6-27b-mamba-mfs-0.80.log").read_text(encoding="utf-8")  # with its `# cmd:` line
     second = _body(demo_dir / "qwen3.6-27b-awq-dtype-crash.log")
     second = re.sub(r"2026-05-02 09:14:(\d\d)", r"2026-05-02 10:05:\1", second)
     return first + second
@@ -31,6 +31,7 @@ def restarted_log(demo_dir) -> str:
 def test_a_restarted_server_is_two_launches_with_their_own_facts(rules, demo_dir):
     text = restarted_log(demo_dir)
     rep = diagnose(["restarts.log"], rules, Options(), texts={"restarts.log": text}).report
+    alone = diagnose([str(demo_dir / "qwen3.6-27b-mamba-mfs-0.80.log")], rules, Options()).report
     assert len(rep.launches) == 2
     second, first = rep.launches  # the last launch first
     assert first.first_line == 1 and second.first_line == first.last_line + 1
@@ -40,11 +41,13 @@ def test_a_restarted_server_is_two_launches_with_their_own_facts(rules, demo_dir
     assert "index-put-dtype-mismatch" in second_rules and "index-put-dtype-mismatch" not in first_rules
     mamba = next(f for r, f in first_rules.items() if r.startswith("hybrid-mamba"))
     fix = next(x for x in mamba.fixes if x.flag == "--mem-fraction-static")
-    assert (fix.from_, fix.value) == ("0.8", "0.89")  # the first launch's own server_args, not 0.92's
+    same = next(x for f in alone.findings if f.rule == mamba.rule for x in f.fixes if x.flag == "--mem-fraction-static")
+    assert fix.from_ == "0.8" and (fix.from_, fix.value) == (same.from_, same.value)  # its own numbers, not 0.92's
+    assert mamba.explanation == next(f.explanation for f in alone.findings if f.rule == mamba.rule)
     # Each launch's startup covers its own phases: no phase spans the restart gap.
     for la in rep.launches:
         assert all(p.get("seconds", 0) < 60 for p in la.startup["phases"]), la.startup
-    assert rep.corrected_command is None  # two launches: each has its own
+    assert rep.corrected_command is None and all(la.corrected_command for la in rep.launches)  # each has its own
 
 
 def test_each_launch_gets_its_own_corrected_command(rules, demo_dir):

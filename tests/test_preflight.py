@@ -63,7 +63,8 @@ def test_seed_080() -> None:
                                 ("value", x.value)) if v is not None} for x in f.fixes]
     assert fixes[0] == fix and fixes[1]["flag"] == "--context-length" and fixes[1]["action"] == "lower"
     assert "--mem-fraction-static 0.89" in r.corrected_command and "lmsysorg/sglang:v0.5.14" in r.corrected_command
-    assert "5 mamba slots = 1 request" in f.explanation
+    assert "at 0.89 the pools get 4.16 − 23.21 × (1 − 0.89) = 1.61 GB: 5 mamba slots of 146.8 MB = 1 request" \
+        in f.explanation and "also cap --context-length to 14336" in f.explanation
 
 
 def test_seed_088() -> None:
@@ -119,7 +120,8 @@ def test_command_forms_and_version_sources(tmp_path: Path) -> None:
     assert version_from_image(parse_command("docker run --gpus all lmsysorg/sglang:v0.5.23-cu129 python3 -m "
                                             "sglang.launch_server --model-path x")) == "0.5.23"
     unknown = run_preflight(flags, model_dir=d, gpu_mem_gib=24.0, query_gpu=False, env={})
-    assert unknown.family and (unknown.sglang_version is not None or any("unknown" in n for n in unknown.notes))
+    assert (unknown.family, unknown.sglang_version) == ("0.5.23", None) and unknown.version_source.startswith("pass --sglang")
+    assert (a.version_source, c.version_source) == ("given", "given")
 
 
 def test_launch_from_flags() -> None:
@@ -147,7 +149,7 @@ def test_gpu_from_nvidia_smi_absent(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi anywhere
     r = run_preflight("python -m sglang.launch_server --model-path x --tp-size 4", model_dir=d,
                       sglang_version="0.5.14", env={})
-    assert r.pool is None and any("memory not predicted" in n for n in r.notes)
+    assert r.pool is None and r.unpredicted is not None and "GPU memory" in r.unpredicted
 
 
 # --------------------------------------------------------------------------- static checks
@@ -250,3 +252,27 @@ def test_sixty_shards_headers_only_is_fast(tmp_path: Path) -> None:
     elapsed = time.perf_counter() - t0
     assert r.model is not None and r.model.weights.files == 60
     assert elapsed < 1.0  # measured ~0.02 s; the target is 0.3 s (bench/preflight_accuracy.py --perf)
+
+
+def test_installed_sglang_from_its_dist_info(tmp_path: Path) -> None:
+    from sglang_doctor.pipeline.preflight import _installed_sglang
+
+    (tmp_path / "sglang_router-0.2.1.dist-info").mkdir()
+    assert _installed_sglang([str(tmp_path / "missing"), str(tmp_path)]) is None
+    (tmp_path / "sglang-0.5.14.post1.dist-info").mkdir()
+    assert _installed_sglang([str(tmp_path)]) == "0.5.14.post1"
+
+
+def test_every_finding_preflight_makes_is_a_rule_with_its_code() -> None:
+    import re
+
+    from sglang_doctor.engine.rules import load_rules
+    from sglang_doctor.pipeline import preflight
+
+    src = Path(preflight.__file__).read_text()
+    ids = set(re.findall(r'_finding\(\s*"([a-z0-9-]+)"', src)) | {v[0] for v in preflight._KIND_RULE.values()}
+    codes = {r.id: r.code for r in load_rules()}
+    assert len(ids) >= 10 and ids <= set(codes), ids - set(codes)
+    r = seed("qwen3.6-27b-mamba-mfs-0.80.log")
+    f = r.findings[-1]
+    assert (f.code, f.docs) == (codes[f.rule], f"docs/rules/{codes[f.rule]}-{f.rule}.md")

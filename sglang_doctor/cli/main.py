@@ -31,9 +31,20 @@ class _DefaultToCheck(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # While completing (resilient parsing) an empty command line offers the subcommands.
         if (not args and not ctx.resilient_parsing) or (
-                args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+                args and args[0] not in self.list_commands(ctx) and args[0] not in ("--help", "-h", "--version")):
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    # Commands whose module (and click options) load only when they run: `check`'s cold start stays as is.
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name == "preflight":
+            from sglang_doctor.cli.preflight import preflight
+
+            return preflight
+        return super().get_command(ctx, name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*self.commands, "preflight"])
 
     def invoke(self, ctx: click.Context) -> Any:
         # Ctrl-C outside the analysis (loading rules, a second Ctrl-C): one line, status 130.

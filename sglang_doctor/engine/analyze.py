@@ -350,7 +350,8 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
             if value is None and old is not None and not isinstance(old, (bool, dict, list)):
                 value = str(old)  # a rename keeps the user's value
     return FixOut(kind=fix.kind, flag=flag, name=name, action=fix.action, value=value, text=text,
-                  replaces=replaces, versions=fix.versions, from_=frm, launcher="router" if router else None)
+                  replaces=replaces, versions=fix.versions, from_=frm, launcher="router" if router else None,
+                  combined=True if fix.combined else None)
 
 
 def _router_value(flag: str, ctx: Context) -> Any:
@@ -375,7 +376,7 @@ def _env_done(action: str, value: str | None, current: str | None, is_set: Any) 
     return False
 
 
-def _names_for(rule: Rule, hit: Hit, ctx: Context, count: int = 1) -> dict[str, Any]:
+def _names_for(rule: Rule, hit: Hit, ctx: Context, count: int = 1, lets: bool = True) -> dict[str, Any]:
     names: dict[str, Any] = ctx.names()
     names["match_count"] = count  # how many records the rule matched in this input
     for k, v in hit.captures.items():
@@ -383,12 +384,20 @@ def _names_for(rule: Rule, hit: Hit, ctx: Context, count: int = 1) -> dict[str, 
         names[k] = num if num is not None and re.fullmatch(r"-?\d+(?:\.\d+)?", v) else v
         if isinstance(names[k], float) and names[k].is_integer() and "." not in v:
             names[k] = int(names[k])
+    if lets:
+        _add_lets(rule, names)
+    return names
+
+
+def _add_lets(rule: Rule, names: dict[str, Any]) -> None:
     for name, tree in rule.let_compiled.items():
         try:
             names[name] = expr.evaluate(tree, names)
         except expr.MissingValue:
             names[name] = None
-    return names
+        if isinstance(names[name], dict):  # a record (mem_plan()): its fields are `<let>.<field>`
+            names.update({f"{name}.{k}": v for k, v in names.pop(name).items()})
+            names[name] = True
 
 
 def _unhandled(rh: RuleHits, ctx: Context) -> RuleHits | None:
@@ -410,8 +419,12 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
     # The kept match with the most captures: a message may be logged once as a bare line and
     # again inside a traceback that carries the numbers.
     hit = max(rh.hits, key=lambda h: len(h.captures))
-    names = _names_for(rule, hit, ctx, rh.count)
-    if rule.conditions and not all(check(c, names) for c in rule.conditions):
+    names = _names_for(rule, hit, ctx, rh.count, lets=False)
+    before, after = rule.condition_stages  # conditions on facts and captures first: lets may be costly
+    if before and not all(check(c, names) for c in before):
+        return None
+    _add_lets(rule, names)
+    if after and not all(check(c, names) for c in after):
         return None
     parts: list[str] = []
     for part in rule.explanation_parts:

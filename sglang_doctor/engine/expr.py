@@ -4,7 +4,7 @@ Rules compute fix values from captured numbers and context facts ("raise the fra
 what the cache was short of"). Rule files are untrusted data, so expressions are parsed
 with `ast` and only a whitelist of node types is evaluated: numbers, strings, names
 (captures, `let` values, facts - dotted facts read as attributes: `server_args.tp_size`),
-arithmetic, comparisons (also `in` a tuple), `and`/`or`/`not`, `x if c else y`, and the functions in FUNCTIONS.
+arithmetic, comparisons (also `in` a tuple), `and`/`or`/`not`, `x if c else y`, and the functions in FUNCTIONS and RECORD_FUNCTIONS.
 There is no attribute access on objects, no subscripting, no comprehension, no lambda.
 
 Templates (`explanation`, fix `value` and `flag`, `name` of env/package fixes) substitute
@@ -64,6 +64,27 @@ def _imported_from(name: str) -> str:
     from sglang_doctor.registry.optional_imports import imported_from
 
     return imported_from(name)
+
+
+def _mem_plan(names: Mapping[str, Any], **given: Any) -> dict[str, Any]:
+    # (lazy: the memory model is imported only when a rule that asks for it fires)
+    from sglang_doctor.fix.memory_plan import plan_from_log
+
+    plan = plan_from_log(names, **given)
+    if plan is None:
+        raise ValueError("the log lacks the free-memory readings or --mem-fraction-static")
+    return plan
+
+
+# Functions that also read the rule's names (facts, captures, earlier lets) and take keyword
+# arguments; a keyword whose value is unknown for this log is left out. They return a record:
+# a `let` bound to one exposes its fields as `<let>.<field>` (fix/memory_plan.py PLAN_FIELDS).
+RECORD_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
+    # mem_plan(mem_fraction_static=…, mamba_per_req_mb=…, mamba_slots=…, mamba_ratio=…, kv_tokens=…):
+    # SGLang's memory model on the log's numbers - what the launch does, and the smallest change
+    # that starts and serves (fix/memory_plan.py).
+    "mem_plan": _mem_plan,
+}
 
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -141,7 +162,7 @@ def compile_expr(source: str) -> ast.Expression:
     for node in ast.walk(tree):
         ok = isinstance(node, (ast.Expression, ast.Constant, ast.Name, ast.Load, ast.BinOp, ast.UnaryOp,
                                ast.Compare, ast.BoolOp, ast.IfExp, ast.Call, ast.Attribute, ast.Tuple, ast.List,
-                               ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd)) or type(node) in _BINOPS \
+                               ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd, ast.keyword)) or type(node) in _BINOPS \
             or type(node) in _CMPOPS
         if not ok:
             raise ExpressionError(f"{type(node).__name__} is not allowed in expression {source!r}")
@@ -153,8 +174,13 @@ def compile_expr(source: str) -> ast.Expression:
         if isinstance(node, ast.Attribute) and _dotted(node) is None:
             raise ExpressionError(f"attribute access is only allowed on fact names in {source!r}")
         if isinstance(node, ast.Call):
-            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS or node.keywords:
-                raise ExpressionError(f"only calls to {sorted(FUNCTIONS)} are allowed in {source!r}")
+            name = node.func.id if isinstance(node.func, ast.Name) else None
+            if name in RECORD_FUNCTIONS:
+                if node.args or any(k.arg is None for k in node.keywords):
+                    raise ExpressionError(f"{name}() takes keyword arguments only, in {source!r}")
+            elif name not in FUNCTIONS or node.keywords:
+                raise ExpressionError(f"only calls to {sorted([*FUNCTIONS, *RECORD_FUNCTIONS])} are allowed "
+                                      f"in {source!r}")
     return tree
 
 
@@ -215,6 +241,18 @@ def evaluate(tree: ast.Expression, names: Mapping[str, Any]) -> Any:
                     except MissingValue:
                         continue
                 raise MissingValue("coalesce: no argument known")
+            record = RECORD_FUNCTIONS.get(node.func.id)  # type: ignore[attr-defined]
+            if record is not None:
+                given = {}
+                for kw in node.keywords:
+                    try:
+                        given[kw.arg] = ev(kw.value)
+                    except MissingValue:
+                        continue  # not stated by this log: the function works from the facts
+                try:
+                    return record(names, **given)
+                except (TypeError, ValueError, ArithmeticError) as e:
+                    raise MissingValue(str(e)) from None
             fn = FUNCTIONS[node.func.id]  # type: ignore[attr-defined]
             try:
                 return fn(*[ev(a) for a in node.args])
@@ -223,6 +261,31 @@ def evaluate(tree: ast.Expression, names: Mapping[str, Any]) -> Any:
         raise ExpressionError(type(node).__name__)
 
     return ev(tree.body)
+
+
+def names_in(source: str) -> set[str]:
+    """The names (dotted facts included) an expression reads; empty for one that does not compile."""
+    try:
+        tree = compile_expr(source)
+    except ExpressionError:
+        return set()
+    out: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            name = _dotted(node)
+            if name:
+                out.add(name)
+                return
+        if isinstance(node, ast.Call):  # not the function's own name
+            for a in [*node.args, *(k.value for k in node.keywords)]:
+                visit(a)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return out
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)(?::([^{}]{0,20}))?\}")

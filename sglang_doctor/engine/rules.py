@@ -13,10 +13,11 @@ import dataclasses
 from dataclasses import field
 from functools import cached_property
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any, Literal, Union
 
 from sglang_doctor import __version__
-from sglang_doctor.model import Severity
+from sglang_doctor.model import Severity, rule_page
 from sglang_doctor.engine import expr
 from sglang_doctor._speed.deferred import deferred_dataclass, materialize
 from sglang_doctor.engine.rx import RuleRegex, sre_constants, sre_parse
@@ -170,6 +171,9 @@ class Fix:
     # sglang-router releases.
     versions: str | None = None
     launcher: FixLauncher = "server"
+    # Part of the recommended change: the corrected command applies it together with the first
+    # fix of the finding (one plan over several flags), not as an alternative.
+    combined: bool = False
 
     def __post_init__(self) -> None:
         if self.launcher != "server" and self.kind != "flag":
@@ -185,6 +189,20 @@ class Fix:
             raise ValueError("a note fix needs 'text'")
         if self.kind != "note" and self.action is None:
             raise ValueError("a fix needs 'action' (set, raise, lower, add, remove)")
+
+
+def condition_names(conds: Iterable[Condition]) -> set[str]:
+    """The names a list of conditions reads (facts, captures, lets; through groups and expressions)."""
+    out: set[str] = set()
+    for c in conds:
+        for group in (c.any_of, c.all_of, [c.not_] if c.not_ is not None else None):
+            if group:
+                out |= condition_names(group)
+        if c.fact:
+            out.add(c.fact)
+        if c.op == "expr" and isinstance(c.value, str):
+            out |= expr.names_in(c.value)
+    return out
 
 
 @deferred_dataclass(frozen=True, eq=False)
@@ -268,6 +286,22 @@ class Rule:
     @cached_property
     def let_compiled(self) -> dict[str, Any]:
         return {k: expr.compile_expr(str(v)) for k, v in self.let.items()}
+
+    @cached_property
+    def condition_stages(self) -> tuple[list[Condition], list[Condition]]:
+        """(conditions reading no `let`, the others): the first are checked before the lets are
+        computed, so a rule whose conditions fail never runs a costly let (mem_plan())."""
+        lets = set(self.let)
+
+        def late(c: Condition) -> bool:
+            return any(n in lets or n.split(".", 1)[0] in lets for n in condition_names([c]))
+
+        return [c for c in self.conditions if not late(c)], [c for c in self.conditions if late(c)]
+
+    @property
+    def docs_path(self) -> str:
+        """The rule's page, relative to the repository (ruledev/docs.py writes it)."""
+        return rule_page(self.code, self.id)
 
     @property
     def fixture_dir(self) -> Path | None:

@@ -46,13 +46,14 @@ def spell_fixes(findings: list[Finding], version: str | None) -> list[Finding]:
 
 def chosen_fixes(findings: list[Finding]) -> list[FixOut]:
     """The fixes the corrected command applies: the first of each finding that is not info or a
-    consequence, the first per flag / env name winning."""
+    consequence (and those marked `combined` with it), the first per flag / env name winning."""
     chosen: list[FixOut] = []
     taken: set[tuple[str, str]] = set()
     for f in findings:
         if f.severity == "info" or f.consequence_of:
             continue
-        for fix in f.fixes[:1]:  # the first fix of each finding is the recommended one
+        # the first fix of each finding is the recommended one (with the fixes combined with it)
+        for fix in f.fixes[:1] + [x for x in f.fixes[1:] if x.combined]:
             key = (fix.kind, fix.flag or fix.name or "")
             if key in taken:
                 continue

@@ -274,6 +274,8 @@ def _kv_layers(model: ModelInfo, launch: Launch) -> int:
 
 def cell_size(family: str, model: ModelInfo, launch: Launch, gpu: Gpu | None = None) -> int:
     """Bytes of KV cache per token on one GPU (per token of max_total_num_tokens)."""
+    if model.kv_cell_bytes is not None:
+        return model.kv_cell_bytes
     elem, _ = _kv_elem(family, model, launch, gpu)
     layers = _kv_layers(model, launch)
     if model.use_mla:
@@ -321,6 +323,8 @@ def mamba_cache_per_req(family: str, model: ModelInfo, launch: Launch) -> int:
     st = model.linear
     if st is None:
         return 0
+    if model.mamba_state_bytes is not None:
+        return model.mamba_state_bytes
     tp = launch.attn_tp
     groups = st.n_groups
     if groups % tp != 0:
@@ -768,24 +772,28 @@ def _round_up(x: float, step: float = 0.01) -> float:
 
 
 def smallest_mem_fraction(family: str, model: ModelInfo, launch: Launch, gpu: Gpu, pre_gib: float,
-                          post_gib: float, step: float = 0.01) -> FixPlan:
+                          post_gib: float, step: float = 0.01, max_fraction: float | None = None) -> FixPlan:
     """The smallest --mem-fraction-static (on a 0.01 grid) that starts and serves a full-length request.
 
     Order of preference: (1) a fraction whose KV pool holds the whole context; (2) for hybrid
     models whose ratio split starves the pool, ``--max-mamba-cache-size`` set to one
     request's slots with such a fraction; (3) the smallest fraction that starts and serves one
-    request, with ``--context-length`` capped to the pool. Never above what leaves
-    ``headroom_gib`` outside the pools.
+    request — not below the release's default fraction — with ``--context-length`` capped to the
+    pool. Never above what leaves
+    ``headroom_gib`` outside the pools, or above ``max_fraction`` when given (a log showing the
+    launch running at its fraction proves that much headroom enough).
     """
-    top = min(0.99, 1 - headroom_gib(family, model, launch, gpu) / pre_gib)
+    top = min(0.99, 1 - headroom_gib(family, model, launch, gpu) / pre_gib) if max_fraction is None else max_fraction
     top = math.floor(round(top / step, 6)) * step
     current = launch.mem_fraction_static
-    start = _round_up(current) if current is not None else 0.5
-    now = size_pools(family, model, launch, current if current is not None else
-                     resolve_mem_fraction(family, model, launch, gpu)[0], pre_gib, post_gib, gpu)
+    # never below the fraction the launch uses (its flag, or the release's default)
+    base = current if current is not None else resolve_mem_fraction(family, model, launch, gpu)[0]
+    now = size_pools(family, model, launch, base, pre_gib, post_gib, gpu)
     if now.serves_full_context:
         return FixPlan(True, predicted=now, max_fraction=top, reason="the launch starts and serves a full-length request")
-    grid = [round(start + i * step, 3) for i in range(int(round((top - start) / step)) + 1)] if top >= start else []
+    start = _round_up(base + 1e-9)
+    grid = [base] + ([round(start + i * step, 3) for i in range(int(round((top - start) / step)) + 1)]
+                     if top >= start else [])
 
     def at(m: float, lz: Launch = launch) -> PoolPlan:
         return size_pools(family, model, replace(lz, mem_fraction_static=m), m, pre_gib, post_gib, gpu,
@@ -794,7 +802,7 @@ def smallest_mem_fraction(family: str, model: ModelInfo, launch: Launch, gpu: Gp
     for m in grid:
         p = at(m)
         if p.serves_full_context:
-            return FixPlan(True, mem_fraction_static=m, predicted=p, max_fraction=top,
+            return FixPlan(True, mem_fraction_static=_changed(m, base), predicted=p, max_fraction=top,
                            reason=f"at {m}: the launch starts and its KV pool holds the {p.context_len}-token context")
     if model.linear is not None and launch.max_mamba_cache_size is None:
         n = mamba_ratio(family, model, launch)  # one request's worth of state slots
@@ -802,23 +810,35 @@ def smallest_mem_fraction(family: str, model: ModelInfo, launch: Launch, gpu: Gp
         for m in grid:
             p = at(m, fixed)
             if p.serves_full_context:
-                return FixPlan(True, mem_fraction_static=m, max_mamba_cache_size=n, predicted=p, max_fraction=top,
+                return FixPlan(True, mem_fraction_static=_changed(m, base), max_mamba_cache_size=n, predicted=p,
+                               max_fraction=top,
                                reason=f"at {m} with --max-mamba-cache-size {n}: one request's state slots, the rest "
                                       f"to a KV pool holding the {p.context_len}-token context")
-    for m in grid:
+    # No fraction holds the whole context: cap it to the pool of the smallest fraction that starts and
+    # serves a request, but not below the release's default (a low fraction of the user's would cap
+    # the context to a sliver of what SGLang's own choice gives).
+    default = resolve_mem_fraction(family, model, replace(launch, mem_fraction_static=None), gpu)[0]
+    floor = max(base, min(default, top))
+    for m in [floor] + [x for x in grid if x > floor + 1e-9]:
         p = at(m)
         if p.starts and (p.max_running_requests or 0) >= 1 and (p.kv_tokens or 0) > 0:
             cap = _context_cap(p.kv_tokens or 0)
             capped = replace(launch, mem_fraction_static=m, context_length=cap)
             q = size_pools(family, model, capped, m, pre_gib, post_gib, gpu, "--mem-fraction-static")
             if q.serves_full_context:
-                return FixPlan(True, mem_fraction_static=m, context_length=cap, predicted=q, max_fraction=top,
+                return FixPlan(True, mem_fraction_static=_changed(m, base), context_length=cap, predicted=q,
+                               max_fraction=top,
                                reason=f"at {m}: KV pool {p.kv_tokens} tokens < context {p.context_len}: "
                                       f"also cap --context-length to {cap}")
     return FixPlan(False, predicted=now, max_fraction=top,
-                   reason=f"no --mem-fraction-static up to {top:.2f} (leaving {headroom_gib(family, model, launch, gpu):.2f}"
-                          " GiB for activations and CUDA graphs) starts and serves a request on this GPU: "
+                   reason=f"no --mem-fraction-static up to {top:.2f} (leaving {pre_gib * (1 - top):.2f}"
+                          " GB for activations and CUDA graphs) starts and serves a request on this GPU: "
                           "more GPU memory, a higher --tp-size, or a smaller (quantized) checkpoint is needed")
+
+
+def _changed(m: float, base: float) -> float | None:
+    """The new fraction, or None when it is the one the launch already uses."""
+    return None if abs(m - base) < 1e-9 else m
 
 
 def _context_cap(tokens: int) -> int:

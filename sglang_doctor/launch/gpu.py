@@ -107,11 +107,17 @@ def resolve_gpu(gpu_mem_gib: float | None = None, gpu_free_gib: float | None = N
     spec = lookup_gpu(gpu_name) if gpu_name else None
     if gpu_mem_gib is not None or gpu_free_gib is not None:
         total = gpu_mem_gib * 1024 if gpu_mem_gib is not None else (spec.total_gib * 1024 if spec else None)
+        cap = spec.compute_cap if spec else None
+        if total is None:  # only what is free: the card's total (SGLang's defaults read it) from nvidia-smi,
+            seen = query_nvidia_smi(run) if query else None  # else no less than the free memory
+            total = min(g.total_mib for g in seen if g.total_mib) if seen and any(g.total_mib for g in seen) else None
+            cap = cap or (seen[0].compute_cap if seen else None)
+            total = total if total is not None else gpu_free_gib * 1024  # type: ignore[operator]
         return GpuReading(gpu_name or "", total, gpu_free_gib * 1024 if gpu_free_gib is not None else None,
-                          spec.compute_cap if spec else None, gpus or 1, "options")
+                          cap, gpus or 1, "options")
     if spec is not None:
         return GpuReading(gpu_name or "", spec.total_gib * 1024, None, spec.compute_cap, gpus or 1,
-                          "GPU name table (nominal capacity)")
+                          "the name's nominal memory")
     readings = query_nvidia_smi(run) if query else None
     if not readings:
         return None

@@ -154,6 +154,10 @@ class ModelInfo:
     vision_hidden: int | None = None
     weights: WeightInfo | None = None
     notes: tuple[str, ...] = field(default=())
+    # Sizes a launch log measured (its KV and mamba pool lines): when set, the memory model uses
+    # them instead of the arithmetic over the shapes above (a model known only from its log).
+    kv_cell_bytes: int | None = None  # KV bytes per token on one GPU
+    mamba_state_bytes: int | None = None  # hybrid state bytes per slot on one GPU
 
     @property
     def use_mla(self) -> bool:
@@ -437,7 +441,16 @@ def read_model_dir(path: str | os.PathLike[str]) -> ModelInfo:
     cfg_path = d / "config.json"
     if not cfg_path.is_file():
         raise FileNotFoundError(f"no config.json in {d}")
-    info = parse_config(json.loads(cfg_path.read_text()), name=d.name)
+    try:
+        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{cfg_path}: not JSON ({e})") from None
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{cfg_path}: not a JSON object")
+    try:
+        info = parse_config(cfg, name=d.name)
+    except (TypeError, ValueError, AttributeError) as e:
+        raise ValueError(f"{cfg_path}: not a model config this tool can read ({e})") from None
     hf_quant = d / "hf_quant_config.json"  # ModelOpt checkpoints keep their quant config here
     if info.quant_method is None and hf_quant.is_file():
         q = json.loads(hf_quant.read_text()).get("quantization") or {}
@@ -472,26 +485,32 @@ def find_in_hf_cache(model_id: str, env: Mapping[str, str] | None = None,
     env = os.environ if env is None else env
     folder = "models--" + model_id.replace("/", "--")
     for hub in _hub_dirs(env):
-        repo = hub / folder
-        snaps = repo / "snapshots"
-        if not snaps.is_dir():
-            continue
-        ref = repo / "refs" / revision
-        if ref.is_file():
-            snap = snaps / ref.read_text().strip()
-            if (snap / "config.json").is_file():
-                return snap
-        cands = [s for s in snaps.iterdir() if (s / "config.json").is_file()]
-        if cands:
-            return max(cands, key=lambda s: s.stat().st_mtime)
+        snap = _snapshot(hub / folder, revision)
+        if snap is not None:
+            return snap
     return None
 
 
+def _snapshot(repo: Path, revision: str = "main") -> Path | None:
+    """The snapshot of a cache repository folder (``models--org--name``) holding a config.json."""
+    snaps = repo / "snapshots"
+    if not snaps.is_dir():
+        return None
+    ref = repo / "refs" / revision
+    if ref.is_file():
+        snap = snaps / ref.read_text().strip()
+        if (snap / "config.json").is_file():
+            return snap
+    cands = [s for s in snaps.iterdir() if (s / "config.json").is_file()]
+    return max(cands, key=lambda s: s.stat().st_mtime) if cands else None
+
+
 def resolve_model_dir(model_path: str | None, env: Mapping[str, str] | None = None) -> Path | None:
-    """A local directory for ``--model-path``: itself when it is one, else its HF-cache snapshot."""
+    """A local directory for ``--model-path``: itself when it is one, the snapshot of a cache repository
+    folder (``…/hub/models--org--name``), else the HF-cache snapshot of an ``org/name`` id."""
     if not model_path:
         return None
     p = Path(os.path.expanduser(model_path))
     if (p / "config.json").is_file():
         return p
-    return find_in_hf_cache(model_path, env)
+    return _snapshot(p) or find_in_hf_cache(model_path, env)

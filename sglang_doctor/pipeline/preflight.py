@@ -15,6 +15,7 @@ Public API::
                   env=None, query_gpu=True) -> PreflightResult
     launch_from_flags(flags: Mapping[str, Any]) -> Launch
     PreflightResult.to_json() -> dict    # the report's top-level "preflight" object
+    preflight_report(result, input_name, command_text, redact_hosts=False) -> Report
 """
 
 from __future__ import annotations
@@ -22,108 +23,24 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from functools import lru_cache
 from typing import Any
 
 from sglang_doctor.fix.apply import apply_fixes
+from sglang_doctor.fix.memory_launch import MEMORY_ENV, launch_from_flags
+from sglang_doctor.fix.memory_plan import outcome
 from sglang_doctor.launch.command import LaunchCommand, parse_command, render
 from sglang_doctor.fix import memory_model as mm
 from sglang_doctor.fix.memory_defaults import at_least
 from sglang_doctor.launch.gpu import GpuReading, resolve_gpu
 from sglang_doctor.launch.model_dir import ModelInfo, read_model_dir, resolve_model_dir
-from sglang_doctor.model import Evidence, Finding, FixOut
+from sglang_doctor.model import Evidence, Finding, FixOut, Report
+from sglang_doctor.policy.redact import redact_command
 
-__all__ = ["PreflightResult", "launch_from_flags", "run_preflight", "version_from_image"]
-
-
-# --------------------------------------------------------------------------- flags -> Launch
-
-# Launch field <- the server-arg names that set it (flag spelling without "--", "-" as "_").
-_INT = {
-    "tp": ("tp_size", "tp", "tensor_parallel_size"), "pp": ("pp_size", "pp", "pipeline_parallel_size"),
-    "dp": ("dp_size", "dp", "data_parallel_size"), "ep": ("ep_size", "ep", "expert_parallel_size"),
-    "max_total_tokens": ("max_total_tokens",),
-    "context_length": ("context_length",), "page_size": ("page_size",),
-    "max_running_requests": ("max_running_requests",), "chunked_prefill_size": ("chunked_prefill_size",),
-    "max_prefill_tokens": ("max_prefill_tokens",),
-    "cuda_graph_max_bs": ("cuda_graph_max_bs_decode", "cuda_graph_max_bs"),
-    "max_mamba_cache_size": ("max_mamba_cache_size",),
-    "speculative_num_draft_tokens": ("speculative_num_draft_tokens",),
-    "speculative_num_steps": ("speculative_num_steps",), "speculative_eagle_topk": ("speculative_eagle_topk",),
-}
-_FLOAT = {"mem_fraction_static": ("mem_fraction_static", "mem_frac"),
-          "mamba_full_memory_ratio": ("mamba_full_memory_ratio",),
-          "swa_full_tokens_ratio": ("swa_full_tokens_ratio",)}
-_STR = {"kv_cache_dtype": ("kv_cache_dtype",), "dtype": ("dtype",), "quantization": ("quantization",),
-        "mamba_ssm_dtype": ("mamba_ssm_dtype",),
-        "mamba_strategy": ("mamba_radix_cache_strategy", "mamba_scheduler_strategy"),
-        "speculative_algorithm": ("speculative_algorithm",), "disaggregation_mode": ("disaggregation_mode",),
-        "attention_backend": ("attention_backend",), "moe_a2a_backend": ("moe_a2a_backend",),
-        "model_path": ("model_path", "model")}
-_BOOL = {"enable_dp_attention": ("enable_dp_attention",), "disable_cuda_graph": ("disable_cuda_graph",),
-         "disable_prefill_graph": ("disable_piecewise_cuda_graph",),
-         "enable_torch_compile": ("enable_torch_compile",), "disable_radix_cache": ("disable_radix_cache",),
-         "disable_overlap_schedule": ("disable_overlap_schedule",), "enable_lora": ("enable_lora",),
-         "language_only": ("language_only",), "enable_hierarchical_cache": ("enable_hierarchical_cache",),
-         "disable_hybrid_swa_memory": ("disable_hybrid_swa_memory",)}
-_ENV_NAMES = ("SGLANG_MAMBA_SSM_DTYPE", "SGLANG_MAMBA_CONV_DTYPE", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")
-
-
-def _key(name: str) -> str:
-    return name.lstrip("-").replace("-", "_")
-
-
-def _truthy(v: Any) -> bool:
-    return v is None or v is True or str(v).lower() in ("1", "true", "yes", "on")
-
-
-def launch_from_flags(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> mm.Launch:
-    """A Launch from server args: ``{"--tp-size": "2"}``, ``{"tp_size": 2}`` or a ServerArgs dict.
-
-    A boolean flag maps to None (present, no value) or a truthy value.
-    """
-    args = {_key(k): v for k, v in flags.items()}
-    out: dict[str, Any] = {}
-
-    def pick(names: tuple[str, ...]) -> Any:
-        for n in names:
-            if n in args and args[n] is not None and args[n] != "None":
-                return args[n]
-        return None
-
-    for fld, names in _INT.items():
-        v = pick(names)
-        if v is not None:
-            out[fld] = int(float(v))
-    for fld, names in _FLOAT.items():
-        v = pick(names)
-        if v is not None:
-            out[fld] = float(v)
-    for fld, names in _STR.items():
-        v = pick(names)
-        if v is not None:
-            out[fld] = str(v)
-    for fld, names in _BOOL.items():
-        present = [n for n in names if n in args]
-        if present:
-            out[fld] = _truthy(args[present[0]]) if args[present[0]] is not None else True
-    bs = pick(("cuda_graph_bs_decode", "cuda_graph_bs"))
-    if bs is not None:
-        vals = bs if isinstance(bs, (list, tuple)) else str(bs).replace(",", " ").split()
-        out["cuda_graph_bs"] = tuple(int(x) for x in vals)
-    prefill = pick(("cuda_graph_backend_prefill",))
-    if prefill is not None and str(prefill).lower() == "disabled":
-        out["disable_prefill_graph"] = True
-    if pick(("lora_paths",)) is not None:
-        out["enable_lora"] = True
-    if "enable_multimodal" in args:
-        out["enable_multimodal"] = _truthy(args["enable_multimodal"])
-    if "enable_deepep_moe" in args and _truthy(args["enable_deepep_moe"]):
-        out["moe_a2a_backend"] = "deepep"  # the 0.4.x spelling
-    out["env"] = dict(env or {})
-    return mm.Launch(**out)
+__all__ = ["PreflightResult", "launch_from_flags", "preflight_report", "run_preflight", "version_from_image"]
 
 
 def _flags_of(cmd: LaunchCommand) -> dict[str, Any]:
@@ -142,15 +59,22 @@ def version_from_image(cmd: LaunchCommand | None) -> str | None:
     return m[1] if m else None
 
 
-def _installed_sglang() -> str | None:
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover
-        return None
-    try:
-        return version("sglang")
-    except PackageNotFoundError:
-        return None
+_DIST_INFO = re.compile(r"sglang-(\d[\w.+]*?)(?:-py[\d.]+)?\.(?:dist|egg)-info")
+
+
+def _installed_sglang(path: Sequence[str] | None = None) -> str | None:
+    """The installed sglang's release, from its ``sglang-X.dist-info`` directory on the import path
+    (what importlib.metadata reads, without its ~30 ms import)."""
+    for entry in sys.path if path is None else path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:  # a zip, a missing directory
+            continue
+        for name in names:
+            m = _DIST_INFO.fullmatch(name)
+            if m:
+                return m[1]
+    return None
 
 
 # --------------------------------------------------------------------------- result
@@ -176,6 +100,9 @@ class PreflightResult:
     model: ModelInfo | None = None
     gpu: GpuReading | None = None
     notes: list[str] = field(default_factory=list)
+    version_source: str = ""  # where the release came from
+    model_dir: str | None = None
+    unpredicted: str | None = None  # why the memory plan could not be predicted (the GPU or weights unknown)
 
     def to_json(self) -> dict[str, Any]:
         """The report's ``preflight`` object (design.md, "The JSON report")."""
@@ -195,9 +122,10 @@ class PreflightResult:
 # --------------------------------------------------------------------------- static checks
 
 
-def _finding(rule: str, code: str, severity: str, title: str, explanation: str,
+def _finding(rule: str, severity: str, title: str, explanation: str,
              fixes: Sequence[FixOut] = (), captures: Mapping[str, str] | None = None) -> Finding:
-    return Finding(rule=rule, code=code, severity=severity, title=title,  # type: ignore[arg-type]
+    # the code is the rule's (set by run_preflight from the rule set: one vocabulary)
+    return Finding(rule=rule, code="SGD000", severity=severity, title=title,  # type: ignore[arg-type]
                    explanation=explanation, evidence=[Evidence(input=0, line=0, text="preflight")],
                    captures=dict(captures or {}), fixes=list(fixes))
 
@@ -236,8 +164,7 @@ def _check_tp(model: ModelInfo, launch: mm.Launch, gpus: int | None) -> list[Fin
     limit = gpus or launch.tp
     options = [t for t in range(launch.tp, 0, -1) if t <= limit and _tp_ok(model, t)]
     fixes = [FixOut(kind="flag", flag="--tp-size", action="set", from_=str(launch.tp), value=str(options[0]))] if options else []
-    return [_finding(
-        "tp-not-divisible", "SGD301", "error",
+    return [_finding("tp-not-divisible", "error",
         "A model dimension (heads, KV heads, intermediate size) is not divisible by --tp-size",
         f"--tp-size {launch.tp} does not split {', '.join(parts)} evenly; SGLang asserts this while building "
         "the layers (models/llama.py:148-158, distributed/utils.py:59-63)"
@@ -267,7 +194,7 @@ def _check_fp8_blocks(model: ModelInfo, launch: mm.Launch) -> list[Finding]:
         else:
             good = [t for t in range(launch.tp - 1, 0, -1) if (size // t) % block_n == 0 and _tp_ok(model, t)]
             fixes = [FixOut(kind="flag", flag="--tp-size", action="lower", from_=str(launch.tp), value=str(good[0]))] if good else []
-        return [_finding("fp8-block-quant-not-divisible", "SGD303", "error",
+        return [_finding("fp8-block-quant-not-divisible", "error",
                          "A block-quantized (FP8/INT8) weight shard is not a multiple of the quantization block at this --tp-size",
                          f"{what} {size} split over {split} ranks = {part}, not a multiple of the checkpoint's block "
                          f"{block_n}: SGLang raises '{msg}'", fixes, {"failure": msg})]
@@ -284,13 +211,13 @@ def _check_context(family: str, model: ModelInfo, launch: mm.Launch) -> list[Fin
     fix = FixOut(kind="flag", flag="--context-length", action="lower", from_=str(ctx), value=str(model.context_len))
     if not at_least(family, "0.5.5") or allowed:
         # 0.4.x defaults SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN to true (0.4.6 model_config.py:128-137)
-        return [_finding("context-length-override-allowed", "SGD125", "warning",
+        return [_finding("context-length-override-allowed", "warning",
                          "--context-length is larger than the model's own context length (allowed, with a warning)",
                          f"SGLang warns '{msg}' and serves the longer context anyway.", [fix])]
     failure = (f"ValueError: Warning: {msg} Note that the derived context_length may differ from "
                "max_position_embeddings in the model's config. To allow overriding this maximum, set the env var "
                "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1")
-    return [_finding("context-length-exceeds-model", "SGD124", "error",
+    return [_finding("context-length-exceeds-model", "error",
                      "--context-length is larger than the model's own context length; launch refused",
                      f"The model's derived context length is {model.context_len}; 0.5.x refuses more "
                      "(configs/model_config.py _derive_context_length).", [fix], {"failure": failure})]
@@ -309,7 +236,7 @@ def _check_quant(family: str, model: ModelInfo, launch: mm.Launch, gpu: GpuReadi
     cap = gpu.compute_cap[0] * 10 + gpu.compute_cap[1]
     out: list[Finding] = []
     if cap < 75:  # 0.4.6 model_runner.py:509-515
-        out.append(_finding("quantization-unsupported-gpu", "SGD403", "error", "SGLang does not support this GPU",
+        out.append(_finding("quantization-unsupported-gpu", "error", "SGLang does not support this GPU",
                             f"compute capability {cap / 10:.1f}: SGLang raises 'RuntimeError: SGLang only supports sm75 and above.'",
                             [FixOut(kind="system", name="gpu", value="sm75+")],
                             {"failure": "RuntimeError: SGLang only supports sm75 and above."}))
@@ -321,13 +248,13 @@ def _check_quant(family: str, model: ModelInfo, launch: mm.Launch, gpu: GpuReadi
     if need is not None and cap < need:
         failure = (f"ValueError: The quantization method {method} is not supported for the current GPU. "
                    f"Minimum capability: {need}. Current capability: {cap}.")
-        out.append(_finding("quantization-unsupported-gpu", "SGD403", "error",
+        out.append(_finding("quantization-unsupported-gpu", "error",
                             "The checkpoint's quantization method needs a newer GPU than this one",
                             f"{method} needs sm{need}+ (its get_min_capability; FP8 runs on sm80-88 through the "
                             f"Marlin fallback), this GPU is sm{cap} (model_loader/loader.py:269-281).",
                             [FixOut(kind="system", name="gpu", value=f"sm{need}+")], {"failure": failure}))
     if cap < 80 and launch.dtype in ("bfloat16", "bf16"):
-        out.append(_finding("quantization-dtype-unsupported", "SGD406", "info",
+        out.append(_finding("quantization-dtype-unsupported", "info",
                             "bfloat16 needs sm80+: SGLang runs this GPU in float16",
                             "Below sm80 ModelRunner switches --dtype to float16 ('Compute capability below sm80. "
                             "Use float16 due to lack of bfloat16 support.', model_runner.py).",
@@ -353,30 +280,33 @@ def _check_flags(cmd: LaunchCommand | None, version: str | None) -> list[Finding
         if spec is None:
             near = flags.nearest(a.flag, version)
             fixes = [FixOut(kind="flag", flag=a.flag, action="remove")]
-            out.append(_finding("launch-flag-unknown", "SGD990", "warning",
+            out.append(_finding("launch-flag-unknown", "warning",
                                 "The launch command has a flag this SGLang release does not accept",
                                 f"{a.spelled} is not a launch flag of SGLang {version}"
                                 + (f" (did you mean {near}?)" if near else "") + ": argparse exits with "
                                 "'unrecognized arguments'.", fixes, {"flag": a.flag}))
         elif spec.choices and a.value is not None and a.value not in spec.choices:
-            out.append(_finding("argparse-invalid-choice", "SGD955", "error",
+            out.append(_finding("argparse-invalid-choice", "error",
                                 "A flag was given a value this release does not accept",
                                 f"{spec.name} {a.value}: SGLang {version} accepts {', '.join(map(str, spec.choices))}.",
-                                [], {"flag": spec.name, "value": a.value}))
+                                [], {"flag": spec.name, "value": a.value,
+                                     # argparse's own words (Python 3.10-3.12), what the launch would print
+                                     "failure": f"error: argument {spec.name}: invalid choice: {a.value!r} (choose "
+                                                f"from {', '.join(repr(str(c)) for c in spec.choices)})"}))
     return out
 
 
 # --------------------------------------------------------------------------- memory findings
 
 _KIND_RULE = {
-    "mamba-negative": ("hybrid-mamba-not-enough-gpu-memory", "SGD104",
+    "mamba-negative": ("hybrid-mamba-not-enough-gpu-memory",
                        "GPU memory left for the hybrid (mamba) state cache is negative or too small"),
-    "mamba-too-small": ("hybrid-mamba-cache-too-small", "SGD105",
+    "mamba-too-small": ("hybrid-mamba-cache-too-small",
                         "Hybrid (mamba) state cache holds fewer slots than one request needs"),
-    "weights-exceed": ("kv-pool-not-enough-memory", "SGD101", "No GPU memory left for the KV cache under --mem-fraction-static"),
-    "kv-negative": ("kv-pool-not-enough-memory", "SGD101", "No GPU memory left for the KV cache under --mem-fraction-static"),
-    "no-requests": ("max-running-request-zero", "SGD103", "Maximum number of running requests resolved to zero"),
-    "weights-oom": ("cuda-oom-weight-loading", "SGD118",
+    "weights-exceed": ("kv-pool-not-enough-memory", "No GPU memory left for the KV cache under --mem-fraction-static"),
+    "kv-negative": ("kv-pool-not-enough-memory", "No GPU memory left for the KV cache under --mem-fraction-static"),
+    "no-requests": ("max-running-request-zero", "Maximum number of running requests resolved to zero"),
+    "weights-oom": ("cuda-oom-weight-loading",
                     "CUDA out of memory while loading the weights; the model does not fit these GPUs"),
 }
 
@@ -411,15 +341,15 @@ def _fix_flags(fp: mm.FixPlan, launch: mm.Launch) -> list[FixOut]:
 
 
 def _tp_alternative(family: str, model: ModelInfo, launch: mm.Launch, gpu: mm.Gpu, gpus: int | None,
-                    simulate: Any) -> FixOut | None:
-    """A larger --tp-size (within the visible GPUs) at which the launch starts and serves."""
+                    simulate: Any) -> tuple[FixOut, mm.PoolPlan] | None:
+    """A larger --tp-size (within the visible GPUs) at which the launch starts and serves, and its pools."""
     limit = gpus or 1
     t = launch.tp * 2
     while t <= limit:
         if _tp_ok(model, t):
             p = simulate(replace(launch, tp=t))
             if p is not None and p.serves_full_context:
-                return FixOut(kind="flag", flag="--tp-size", action="raise", from_=str(launch.tp), value=str(t))
+                return FixOut(kind="flag", flag="--tp-size", action="raise", from_=str(launch.tp), value=str(t)), p
         t *= 2
     return None
 
@@ -430,6 +360,7 @@ def _memory_findings(family: str, model: ModelInfo, launch: mm.Launch, gpu: mm.G
         return [], None
     fp = mm.smallest_mem_fraction(family, model, launch, gpu, pool.pre_gib, pool.post_gib)
     fixes = _fix_flags(fp, launch) if fp.feasible else []
+    alt = None
     if not fp.feasible:
         def sim(lz: mm.Launch) -> mm.PoolPlan | None:
             try:
@@ -437,24 +368,42 @@ def _memory_findings(family: str, model: ModelInfo, launch: mm.Launch, gpu: mm.G
             except ValueError:
                 return None
         alt = None if measured else _tp_alternative(family, model, launch, gpu, gpus, sim)
-        fixes = [alt] if alt else [FixOut(kind="system", name="gpu", value="more GPU memory or more GPUs (--tp-size)")]
-    after = ""
-    if fp.predicted is not None and fp.feasible and fixes:
-        q = fp.predicted
-        after = (f" The same arithmetic at the fix: {q.mamba_slots} mamba slots = {q.max_running_requests} request(s), "
-                 if q.mamba_slots is not None else " The same arithmetic at the fix: ")
-        after += f"KV pool {q.kv_tokens:,} tokens for a {q.context_len:,}-token context ({fp.reason})."
-    elif not fp.feasible:
-        after = " " + fp.reason + "."
+        fixes = [alt[0]] if alt else [FixOut(kind="system", name="gpu", value="more memory per GPU, or more GPUs with --tp-size")]
+    said = outcome(fp, pool.mem_fraction_static, launch.context_length or model.context_len)
+    if fp.feasible:
+        after = (f" The smallest change that starts and serves a full-length request (up to {fp.max_fraction:.2f}, "
+                 f"which leaves SGLang's headroom for activations and CUDA graphs): {said}.")
+    else:
+        after = f" {said[:1].upper()}{said[1:]}."
+        if alt:
+            t = alt[1]
+            after += (f" At --tp-size {alt[0].value}: {t.weights_gib:.2f} GB of weights per GPU, the pools get "
+                      f"{t.rest_gib:.2f} GB at {t.mem_fraction_static:.3g}, KV pool {t.kv_tokens:,} tokens ≥ context "
+                      f"{t.context_len:,}" + (f", {t.mamba_slots} mamba slots" if t.mamba_slots is not None else "") + ".")
     if pool.failure is not None:
-        rule, code, title = _KIND_RULE.get(pool.failure_kind or "", _KIND_RULE["kv-negative"])
-        expl = (f"With {_describe(pool)}, SGLang {family} stops in init_memory_pool with '{pool.failure}'.{after}")
-        return [_finding(rule, code, "error", title, expl, fixes, {"failure": pool.failure})], fp
+        rule, title = _KIND_RULE.get(pool.failure_kind or "", _KIND_RULE["kv-negative"])
+        where = "while loading the weights" if pool.failure_kind == "weights-oom" else "in init_memory_pool"
+        expl = f"With {_describe(pool)}, SGLang {family} stops {where} with '{pool.failure}'.{after}"
+        return [_finding(rule, "error", title, expl, fixes, {"failure": pool.failure})], fp
     expl = (f"The launch starts ({_describe(pool)}) but the KV pool is smaller than the {pool.context_len:,}-token "
             f"context: a request longer than the pool is rejected, and long requests evict each other.{after}")
-    return [_finding("kv-pool-smaller-than-context", "SGD128", "warning",
+    return [_finding("kv-pool-smaller-than-context", "warning",
                      "The KV cache holds fewer tokens than the context length", expl, fixes,
                      {"kv_tokens": str(pool.kv_tokens), "context_len": str(pool.context_len)})], fp
+
+
+@lru_cache(maxsize=1)
+def _rule_names() -> dict[str, tuple[str, str]]:
+    """rule id -> (code, docs page) of the built-in rules."""
+    from sglang_doctor.engine.rules import load_rules
+
+    return {r.id: (r.code, r.docs_path) for r in load_rules()}
+
+
+def _name_by_rule(findings: list[Finding]) -> None:
+    """Each finding gets its rule's code and docs page: one vocabulary with the diagnosis rules."""
+    for f in findings:
+        f.code, f.docs = _rule_names().get(f.rule, (f.code, f.docs))
 
 
 # --------------------------------------------------------------------------- entry point
@@ -470,6 +419,14 @@ def _parse(command: str | Sequence[str] | Mapping[str, Any] | None) -> tuple[Lau
         text = "python3 -m sglang.launch_server " + text
     cmd = parse_command(text)
     return cmd, (_flags_of(cmd) if cmd else {})
+
+
+def _command_text(command: Any, cmd: LaunchCommand | None) -> str:
+    if cmd is not None:
+        return render(redact_command(cmd))
+    if isinstance(command, Mapping):
+        return " ".join(f"--{str(k).lstrip('-').replace('_', '-')} {v}" for k, v in command.items())
+    return "(no launch command: SGLang's defaults)"
 
 
 def run_preflight(command: str | Sequence[str] | Mapping[str, Any] | None = None,
@@ -488,44 +445,47 @@ def run_preflight(command: str | Sequence[str] | Mapping[str, Any] | None = None
     """
     cmd, flag_map = _parse(command)
     env_all = dict(env if env is not None else os.environ)
-    launch_env = {k: v for k, v in env_all.items() if k in _ENV_NAMES}
+    launch_env = {k: v for k, v in env_all.items() if k in MEMORY_ENV}
     if cmd is not None:
-        for name in _ENV_NAMES:
+        for name in MEMORY_ENV:
             v = cmd.env(name)
             if v is not None:
                 launch_env[name] = v
     launch = launch_from_flags(flag_map, launch_env)
     notes: list[str] = []
-    version = sglang_version or version_from_image(cmd) or _installed_sglang()
-    if version is None:
-        notes.append(f"SGLang release unknown (no --sglang, image tag or installed sglang): rules of {mm.FAMILIES[-1]} used")
+    sources = ((lambda: sglang_version, "given"), (lambda: version_from_image(cmd), "the image tag"),
+               (_installed_sglang, "installed sglang"))
+    version, version_source = next(((v, src) for get, src in sources if (v := get())), (
+        None, f"pass --sglang VERSION; planned with the rules of {mm.FAMILIES[-1]}, the newest release read"))
     family = mm.family_of(version)
+    path = None
     if model is None:
-        path = Path(model_dir) if model_dir else resolve_model_dir(launch.model_path, env_all)
+        path = resolve_model_dir(str(model_dir), env_all) if model_dir else resolve_model_dir(launch.model_path, env_all)
+        if path is None and model_dir:
+            raise FileNotFoundError(f"{model_dir}: no config.json (not a Hugging Face model directory)")
         if path is None:
-            raise ValueError("no model directory: pass model_dir, or a --model-path that is a local directory "
-                             "or an HF id in the local Hugging Face cache")
+            where = f" ({launch.model_path!r} is neither a local directory nor in the Hugging Face cache)" \
+                if launch.model_path else ""
+            raise ValueError(f"no model directory{where}: pass --model-dir DIR")
         model = read_model_dir(path)
     reading = resolve_gpu(gpu_mem_gib, gpu_free_gib, gpu_name, gpus, query=query_gpu)
     gpu = mm.Gpu(total_mib=reading.total_mib if reading else None, free_mib=reading.free_mib if reading else None,
                  compute_cap=reading.compute_cap if reading else None, name=reading.name if reading else "")
-    if reading is not None and reading.source != "options":
-        notes.append(f"GPU from {reading.source}: {reading.name or 'unnamed'}, "
-                     f"{(reading.total_mib or 0) / 1024:.1f} GiB")
     gpus = gpus or (reading.count if reading else None)
     # in the order SGLang meets them: argparse, ModelConfig, the loader's capability check, layer shapes
     findings = (_check_flags(cmd, version) + _check_context(family, model, launch)
                 + _check_quant(family, model, launch, reading) + _check_tp(model, launch, gpus)
                 + _check_fp8_blocks(model, launch))
     result = PreflightResult(sglang_version=version, family=family, model=model, gpu=reading, notes=notes,
-                             context_len=launch.context_length or model.context_len)
+                             context_len=launch.context_length or model.context_len, version_source=version_source,
+                             model_dir=str(path) if path is not None else None)
     blocking = [f for f in findings if f.severity == "error"]
     pool = None
     if not any(f.rule == "tp-not-divisible" for f in blocking):
         try:
             pool = mm.simulate(family, model, launch, gpu, pre_gib, post_gib)
         except ValueError as e:
-            notes.append(f"memory not predicted: {e}")
+            result.unpredicted = str(e)
     if pool is not None:
         result.pool = pool
         result.mem_fraction_static = pool.mem_fraction_static
@@ -538,6 +498,10 @@ def run_preflight(command: str | Sequence[str] | Mapping[str, Any] | None = None
         mem, fp = _memory_findings(family, model, launch, gpu, pool, gpus, pre_gib is not None)
         findings.extend(mem)
         result.fix_plan = fp
+    _name_by_rule(findings)
+    shown = _command_text(command, cmd)
+    for f in findings:  # what every finding rests on: the launch command (line 1 of the input)
+        f.evidence = [Evidence(input=0, line=1, text=shown)]
     result.findings = findings
     # the first error SGLang would meet (findings are in launch order)
     result.failure = next((f.captures.get("failure") or f.title for f in findings if f.severity == "error"), None)
@@ -548,6 +512,56 @@ def run_preflight(command: str | Sequence[str] | Mapping[str, Any] | None = None
                  for x in result.fixes]
         new, applied = apply_fixes(cmd, dicts)
         if any(applied):
-            result.corrected_command = render(new)
+            result.corrected_command = render(redact_command(new))  # --api-key $SGLANG_API_KEY: no secret
     return result
 
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _plan_facts(r: PreflightResult) -> dict[str, Any]:
+    """What the prediction used and derived, for the report's context (every format shows it)."""
+    out: dict[str, Any] = {"sglang_release": r.sglang_version, "release_source": r.version_source,
+                           "rules_family": r.family}
+    m = r.model
+    if m is not None:
+        out["model"] = {"dir": r.model_dir, "architecture": ", ".join(m.architectures) or None,
+                        "quantization": m.quant_method, "context_len": m.context_len,
+                        "weights_source": (f"{m.weights.source}, {m.weights.files} file(s)"
+                                           if m.weights and m.weights.files else m.weights.source if m.weights else None)}
+    g = r.gpu
+    if g is not None:
+        out["gpu"] = {"name": g.name or None, "total_gb": round(g.total_mib / 1024, 2) if g.total_mib else None,
+                      "free_gb": round(g.free_mib / 1024, 2) if g.free_mib is not None else None, "count": g.count,
+                      "compute_capability": "%d.%d" % g.compute_cap if g.compute_cap else None,
+                      "source": "given" if g.source == "options" else g.source}
+    p = r.pool
+    if p is not None:
+        out["memory"] = {
+            "mem_fraction_source": p.mfs_source, "free_gb_before_load": round(p.pre_gib, 2),
+            "free_gb_after_load": round(p.post_gib, 2), "pools_gb": round(p.rest_gib, 2),
+            "kv_bytes_per_token": p.cell_size, "kv_dtype": p.kv_dtype,
+            "mamba_mb_per_slot": round(p.mamba_per_req / mm.MIB, 2) if p.mamba_per_req else None,
+            "mamba_slots_per_request": p.mamba_ratio}
+    if r.fix_plan is not None and r.fix_plan.max_fraction is not None:
+        out["max_fraction"] = round(r.fix_plan.max_fraction, 2)
+    if r.notes:
+        out["notes"] = list(r.notes)
+    return out
+
+
+def preflight_report(r: PreflightResult, input_name: str, command_text: str | None,
+                     redact_hosts: bool = False) -> Report:
+    """The usual report of a preflight: its findings and corrected command, the prediction in
+    ``preflight`` (the contract's object) and what it used in ``context.plan``; redacted."""
+    from sglang_doctor.model import InputInfo, from_json
+    from sglang_doctor.policy.redact import redact
+
+    text = command_text or ""
+    report = Report(inputs=[InputInfo(name=input_name, lines=text.count("\n") + 1 if text else 0,
+                                      bytes=len(text.encode()))],
+                    context={"sglang_version": r.sglang_version, "plan": _plan_facts(r)},
+                    findings=list(r.findings), corrected_command=r.corrected_command, preflight=r.to_json())
+    report.count()
+    return from_json(Report, redact(report.to_json_dict(), hosts=redact_hosts))

@@ -7,6 +7,11 @@ from sglang_doctor.model import FixOut
 _VERB = {"raise": "raise", "lower": "lower", "set": "set", "add": "add", "remove": "remove"}
 
 
+def fix_label(index: int, fix: FixOut) -> str:
+    """"fix" for the recommended fix, "and" for one combined with it, "or" for an alternative."""
+    return "fix" if index == 0 else "and" if fix.combined else "or"
+
+
 def describe_fix(fix: FixOut) -> str:
     a = fix.action or "set"
     if fix.kind == "note":

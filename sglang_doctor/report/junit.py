@@ -17,7 +17,7 @@ import re
 
 from sglang_doctor.model import Finding, Report
 from sglang_doctor.model import fails
-from sglang_doctor.report.fixes import describe_fix
+from sglang_doctor.report.fixes import describe_fix, fix_label
 
 # Characters XML 1.0 cannot carry at all, even escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -35,7 +35,7 @@ def _body(report: Report, f: Finding) -> str:
     if f.explanation:
         lines += ["", f.explanation]
     for i, fx in enumerate(f.fixes):
-        lines.append(("fix: " if i == 0 else "or:  ") + describe_fix(fx))
+        lines.append(f"{fix_label(i, fx) + ':':<5}" + describe_fix(fx))
     if f.docs:
         lines += ["", f"docs: {f.docs}"]
     return "\n".join(lines)
@@ -58,6 +58,8 @@ def junit_tree(report: Report, fail_on: str = "error") -> ET.Element:
         if report.context.get("sglang_version"):
             ET.SubElement(props, "property", name="sglang_version", value=_x(str(report.context["sglang_version"])))
         ET.SubElement(props, "property", name="fail_on", value=fail_on)
+        for key, value in (report.preflight or {}).items():  # `sglang-doctor preflight`: the predicted plan
+            ET.SubElement(props, "property", name=f"preflight.{key}", value=_x("" if value is None else str(value)))
         counts = {"tests": 0, "failures": 0, "errors": 0}
         cls = _classname(info.name)
         if info.error:

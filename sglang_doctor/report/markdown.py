@@ -16,7 +16,7 @@ import re
 from sglang_doctor.model import Finding, FixOut, Report
 from sglang_doctor.policy.redact import redact_text
 from sglang_doctor.report.common import first_location, input_name, summary_line
-from sglang_doctor.report.fixes import describe_fix
+from sglang_doctor.report.fixes import describe_fix, fix_label
 
 MAX_CONTEXT_ROWS = 40
 MAX_VALUE_CHARS = 160
@@ -71,7 +71,7 @@ def _finding(report: Report, f: Finding, multi: bool) -> list[str]:
     if f.explanation:
         out += [text(f.explanation), ""]
     for i, fx in enumerate(f.fixes):
-        out.append(("**Fix:** " if i == 0 else "**Or:** ") + _fix(fx) + "  ")
+        out.append(f"**{fix_label(i, fx).capitalize()}:** " + _fix(fx) + "  ")
     if f.fixes:
         out.append("")
     return out
@@ -100,6 +100,17 @@ def _context_rows(ctx: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+_PLAN_ROWS = (("outcome", "outcome"), ("failure", "failure"), ("mem_fraction_static", "--mem-fraction-static"),
+              ("weights_gb", "weights per GPU (GB)"), ("kv_tokens", "KV pool (tokens)"), ("mamba_slots", "mamba slots"),
+              ("max_running_requests", "max running requests"), ("context_len", "context length"))
+
+
+def _preflight(p: dict[str, Any]) -> list[str]:
+    """`sglang-doctor preflight`'s prediction as a table."""
+    rows = [f"| {label} | {text(str(p[key]))} |" for key, label in _PLAN_ROWS if p.get(key) is not None]
+    return ["### Predicted memory plan", "", "| | |", "|---|---|", *rows, ""]
+
+
 def render(report: Report, heading: str = "##") -> str:
     names = [i.name for i in report.inputs]
     multi = len(names) > 1
@@ -110,6 +121,8 @@ def render(report: Report, heading: str = "##") -> str:
     if report.context.get("sglang_version"):
         facts.append(f"SGLang {code(str(report.context['sglang_version']))}")
     out += [" · ".join(facts), ""]
+    if report.preflight is not None:
+        out += _preflight(report.preflight)
     if not report.findings:
         out += ["No known problem found." + (f" ({report.suppressed} suppressed.)" if report.suppressed else ""), ""]
     for f in report.findings:

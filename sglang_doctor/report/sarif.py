@@ -157,6 +157,8 @@ def sarif_log(report: Report, rules: list[Any] | None = None, cwd: Path | None =
         run_props["corrected_command"] = report.corrected_command
     if report.context.get("sglang_version"):
         run_props["sglang_version"] = report.context["sglang_version"]
+    if report.preflight is not None:  # `sglang-doctor preflight`: the predicted memory plan
+        run_props["preflight"] = report.preflight
     run: dict[str, Any] = {
         "tool": {"driver": {"name": report.tool.name, "version": report.tool.version,
                             "semanticVersion": report.tool.version, "informationUri": REPO_URL,

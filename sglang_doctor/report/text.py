@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from sglang_doctor.model import Finding, Report
 from sglang_doctor.report.ansi import Painter, terminal_width, wants_color
 from sglang_doctor.report.common import summary_line
-from sglang_doctor.report.fixes import describe_fix
+from sglang_doctor.report.fixes import describe_fix, fix_label
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 SPARK = "▁▂▃▄▅▆▇█"
@@ -65,8 +65,8 @@ def _finding(con: _Out, f: Finding, inputs: list[str], multi: bool) -> None:
         width = max(40, min(con.width, 110) - 2)
         con.print(textwrap.fill(f.explanation, width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False))
     for i, fx in enumerate(f.fixes):
-        label = "  fix: " if i == 0 else "  or:  "
-        con.print((label, "bold green" if i == 0 else "green"), describe_fix(fx))
+        label = f"  {fix_label(i, fx) + ':':<5}"
+        con.print((label, "bold green" if i == 0 or fx.combined else "green"), describe_fix(fx))
     con.print()
 
 
@@ -119,6 +119,53 @@ def _launch(con: _Out, report: Report, findings: list[Finding], startup: dict[st
         con.print()
 
 
+def _num(v: Any, fmt: str = ",") -> str:
+    return "—" if v is None else format(v, fmt)
+
+
+def _preflight(con: _Out, p: dict[str, Any], plan: dict[str, Any]) -> None:
+    """`sglang-doctor preflight`'s plan: what SGLang will do with memory, before the findings."""
+    model, gpu, mem = plan.get("model") or {}, plan.get("gpu") or {}, plan.get("memory") or {}
+    release = p.get("sglang_version")
+    head = [f"SGLang {release} ({plan.get('release_source')})" if release else
+            f"SGLang release unknown ({plan.get('release_source')})"]
+    if model.get("architecture"):
+        head.append(model["architecture"] + (f" ({model['quantization']})" if model.get("quantization") else ""))
+    if gpu.get("total_gb") or gpu.get("free_gb"):
+        size = f"{gpu['total_gb']:.1f} GiB" if gpu.get("total_gb") else f"{gpu['free_gb']:.1f} GiB free"
+        count = f" ×{gpu['count']}" if (gpu.get("count") or 1) > 1 else ""
+        head.append(f"{gpu.get('name') or 'GPU'} {size}{count} ({gpu.get('source')})")
+    con.print(("plan: ", "bold"), " · ".join(head))
+    rows: list[tuple[str, str]] = []
+    if p.get("mem_fraction_static") is not None:
+        rows.append(("fraction", f"--mem-fraction-static {p['mem_fraction_static']:.3g} ({mem.get('mem_fraction_source')})"))
+    if p.get("weights_gb") is not None:
+        rows.append(("weights", f"{p['weights_gb']:.2f} GB per GPU" + (f" ({model['weights_source']})" if model.get("weights_source") else "")))
+    if mem:
+        rows.append(("free memory", f"{mem['free_gb_before_load']:.2f} GB before the weights, {mem['free_gb_after_load']:.2f} "
+                                    f"after; the pools get {mem['pools_gb']:.2f} GB"))
+        tokens = "—" if p.get("kv_tokens") is None else f"{p['kv_tokens']:,} tokens"
+        rows.append(("KV pool", f"{tokens} ({mem['kv_bytes_per_token']:,} bytes per token, {mem['kv_dtype']})"))
+    if p.get("mamba_slots") is not None:
+        rows.append(("mamba slots", f"{p['mamba_slots']} ({mem.get('mamba_mb_per_slot')} MB each, "
+                                    f"{mem.get('mamba_slots_per_request')} per request)"))
+    if mem:
+        reqs = p.get("max_running_requests")
+        rows.append(("requests", "—" if reqs is None else f"{reqs:,} running at most"))
+    if p.get("context_len") is not None:
+        rows.append(("context", f"{p['context_len']:,} tokens vs a pool of {_num(p.get('kv_tokens'))}"))
+    width = max(len(k) for k, _ in rows) if rows else 0
+    for k, v in rows:
+        con.print(("  " + k.ljust(width) + "  ", "dim"), v)
+    if p.get("outcome") == "fail":
+        con.print(("  " + "outcome".ljust(width) + "  ", "dim"), ("fails: ", "bold red"), p.get("failure") or "")
+    else:
+        con.print(("  " + "outcome".ljust(width) + "  ", "dim"), ("starts", "bold green"))
+    for note in plan.get("notes") or []:
+        con.print(("  note: " + note, "dim"))
+    con.print()
+
+
 def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None = None,
           width: int | None = None, **_: Any) -> None:
     con = _Out(out, color, width)
@@ -133,6 +180,8 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
             _launch(con, report, [report.findings[i] for i in launch.findings], launch.startup,
                     launch.corrected_command, names, multi, quiet)
     else:
+        if not quiet and report.preflight is not None:
+            _preflight(con, report.preflight, report.context.get("plan") or {})
         _launch(con, report, report.findings, report.startup, report.corrected_command, names, multi, quiet)
     read = [i.name for i in report.inputs if not i.error]
     found = any(report.summary.values())  # (--follow prints the report less the findings it streamed)

@@ -31,6 +31,8 @@ def _fix_line(rule: Rule, i: int) -> str:
         line += f" (router flag, sglang-router {fx.versions})" if fx.versions else " (router flag)"
     elif fx.versions:
         line += f" (SGLang {fx.versions})"
+    if fx.combined:
+        line += " (together with the first fix, when the plan needs both)"
     return line
 
 

@@ -9,6 +9,7 @@ A fires fixture may carry what the finding must say beside it, in `<fixture>.exp
     captures: {tp_size: "4"}            # these captures, with these values
     fixes:                              # the finding's first fixes, in this order; each
       - {flag: --tp-size, action: lower, value: "2"}   # names only the fields it checks
+    explains: ["= 1.61 GB"]             # phrases the explanation must contain
 
 so a value the rule computes from the log's numbers is checked, not only that it fired.
 """
@@ -22,8 +23,8 @@ from sglang_doctor.pipeline.run import diagnose
 from sglang_doctor.model import Finding, to_json
 from sglang_doctor.engine.rules import Rule
 
-EXPECT_KEYS = {"severity", "captures", "fixes"}
-FIX_KEYS = {"kind", "flag", "name", "action", "from", "value", "text", "replaces"}
+EXPECT_KEYS = {"severity", "captures", "fixes", "explains"}
+FIX_KEYS = {"kind", "flag", "name", "action", "from", "value", "text", "replaces", "combined"}
 
 
 def expect_path(fixture: Path) -> Path:
@@ -77,7 +78,10 @@ def check_expectations(finding: Finding, path: Path) -> list[str]:
             problems.append(f"{path.name}: fixes[{i}] is a mapping of {', '.join(sorted(FIX_KEYS))}")
             continue
         actual = got["fixes"][i] if i < len(got["fixes"]) else {}
-        diff = {k: actual.get(k) for k, v in expected.items() if actual.get(k) != str(v)}
+        diff = {k: actual.get(k) for k, v in expected.items() if str(actual.get(k)) != str(v)}
         if diff:
             problems.append(f"fix {i + 1} has {diff}, expected {expected}")
+    for phrase in want.get("explains") or []:
+        if str(phrase) not in got["explanation"]:
+            problems.append(f"explanation lacks {str(phrase)!r}")
     return problems

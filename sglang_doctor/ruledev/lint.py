@@ -26,12 +26,12 @@ import ast
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from sglang_doctor.engine import expr
 from sglang_doctor.facts import vocabulary
 from sglang_doctor.engine.regex_safety import regex_problems
-from sglang_doctor.engine.rules import Condition, Rule, required_literal
+from sglang_doctor.engine.rules import Rule, condition_names, required_literal
 
 @dataclass(frozen=True)
 class Problem:
@@ -50,59 +50,61 @@ class Problem:
 # --- names -----------------------------------------------------------------------------------
 
 
-def _expr_names(source: str) -> set[str]:
-    try:
-        tree = expr.compile_expr(source)
-    except expr.ExpressionError:
-        return set()
-    out: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            name = expr._dotted(node)
-            if name:
-                out.add(name)
-                return
-        if isinstance(node, ast.Call):
-            for a in node.args:
-                visit(a)
-            return
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return out
-
-
-def _condition_names(conds: Iterable[Condition]) -> set[str]:
-    out: set[str] = set()
-    for c in conds:
-        for group in (c.any_of, c.all_of, [c.not_] if c.not_ is not None else None):
-            if group:
-                out |= _condition_names(group)
-        if c.fact:
-            out.add(c.fact)
-        if c.op == "expr" and isinstance(c.value, str):
-            out |= _expr_names(c.value)
-    return out
-
-
 def _used_names(rule: Rule) -> set[str]:
-    used = _condition_names(rule.conditions)
+    used = condition_names(rule.conditions)
     for part in rule.explanation_parts:
-        used |= set(expr.template_names(part.text)) | _condition_names(part.when)
+        used |= set(expr.template_names(part.text)) | condition_names(part.when)
     for source in rule.let.values():
-        used |= _expr_names(str(source))
+        used |= expr.names_in(str(source))
     for fix in rule.fixes:
         for t in (fix.value, fix.text, fix.flag, fix.name):  # a package/env name may be a template too
             if t:
                 used |= set(expr.template_names(t))
-        used |= _condition_names(fix.when)
+        used |= condition_names(fix.when)
     return used
 
 
+def _record_lets(rule: Rule) -> dict[str, str]:
+    """Lets bound to a record function's result (`plan: mem_plan(…)`): let name -> function."""
+    out = {}
+    for name, source in rule.let.items():
+        try:
+            body = expr.compile_expr(str(source)).body
+        except expr.ExpressionError:
+            continue
+        for node in ast.walk(body):  # also under `None if … else mem_plan(…)`
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in expr.RECORD_FUNCTIONS:
+                out[name] = node.func.id
+    return out
+
+
+def _record_problems(rule: Rule) -> list[str]:
+    """Keyword arguments a record function does not take."""
+    from sglang_doctor.fix.memory_plan import GIVEN  # (only when linting: the memory model is not loaded to run rules)
+
+    takes = {"mem_plan": GIVEN}
+    out = []
+    for source in rule.let.values():
+        try:
+            tree = expr.compile_expr(str(source))
+        except expr.ExpressionError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in takes:
+                out += [f"{node.func.id}() takes no argument {k.arg!r} (it takes {', '.join(takes[node.func.id])})"
+                        for k in node.keywords if k.arg not in takes[node.func.id]]
+    return out
+
+
+def _record_fields(rule: Rule) -> set[str]:
+    from sglang_doctor.fix.memory_plan import PLAN_FIELDS
+
+    fields = {"mem_plan": PLAN_FIELDS}
+    return {f"{let}.{f}" for let, fn in _record_lets(rule).items() for f in fields.get(fn, ())}
+
+
 def _unknown_names(rule: Rule, captures: set[str]) -> list[str]:
-    defined = captures | set(rule.let) | set(vocabulary.BUILTIN_NAMES)
+    defined = captures | set(rule.let) | set(vocabulary.BUILTIN_NAMES) | _record_fields(rule)
     out = []
     for name in sorted(_used_names(rule)):
         if name in defined or vocabulary.declared(name):
@@ -223,6 +225,8 @@ def lint_rule(rule: Rule, strict: bool = False) -> list[Problem]:
     for name in _unknown_names(rule, captures):
         add(lines("explanation") or lines("let") or lines("fixes"),
             f"'{name}' is used but no pattern captures it, no let computes it and no fact is called that")
+    for message in _record_problems(rule):
+        add(lines("let"), message)
     for i, message in _flag_problems(rule):
         add(lines("fixes", i, "flag") if i >= 0 else lines("versions"), message)
     return out
