@@ -93,16 +93,23 @@ def test_cases_are_unique_real_issue_threads():
     assert all(s.startswith("https://github.com/sgl-project/sglang/") for s in sources)
 
 
+def case_problem(case: dict, findings: list[dict]) -> str | None:
+    """Why the report's findings miss the case (None: diagnosed)."""
+    serious = [f for f in findings if f["severity"] in ("error", "warning")]
+    if not serious:
+        return "no error or warning finding"
+    if not any(diagnosed(case, f) for f in serious):
+        return f"no finding carries {case['expected_fix']}: {[f['rule'] for f in serious]}"
+    # As in the shared scoring: for 'evidence' cases (a peer failed first) citing the key line anywhere is
+    # the diagnosis; otherwise the first error/warning finding must carry an expected fix.
+    if "evidence" not in case.get("expected_fix", []) and not diagnosed(case, serious[0]):
+        return f"root cause not first: {serious[0]['rule']} leads"
+    return None
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
 def test_real_failure_is_diagnosed_root_cause_first(case):
     res = run(["--format", "json", "--no-baseline", REAL / case["file"]])
     assert res.exit_code in (0, 1), res.output
-    findings = json.loads(res.stdout)["findings"]
-    serious = [f for f in findings if f["severity"] in ("error", "warning")]
-    assert serious, "no error or warning finding"
-    assert any(diagnosed(case, f) for f in serious), \
-        f"no finding carries {case['expected_fix']}: {[f['rule'] for f in serious]}"
-    # As in the shared scoring: for 'evidence' cases (a peer failed first) citing the key line anywhere is
-    # the diagnosis; otherwise the first error/warning finding must carry an expected fix.
-    if "evidence" not in case.get("expected_fix", []):
-        assert diagnosed(case, serious[0]), f"root cause not first: {serious[0]['rule']} leads"
+    problem = case_problem(case, json.loads(res.stdout)["findings"])
+    assert problem is None, problem

@@ -44,14 +44,21 @@ def run_fixture_tests(rules: list[Rule], only_dirs: tuple[str, ...] | None = Non
             failures.append(f"{rule.id}: no quiet-*.log fixture in {rule.fixture_dir}")
         for path in fires + quiet:
             checked += 1
-            run = diagnose([str(path)], rules)
-            found = next((f for f in run.report.findings if f.rule == rule.id), None)
-            want = path.name.startswith("fires")
-            if (found is not None) != want:
-                failures.append(f"{rule.id}: {path.name}: expected the rule {'to fire' if want else 'to stay quiet'}")
-            elif found is not None and expect_path(path).is_file():
-                failures += [f"{rule.id}: {path.name}: {p}" for p in check_expectations(found, expect_path(path))]
+            findings = diagnose([str(path)], rules).report.findings
+            failures += [f"{rule.id}: {path.name}: {p}" for p in check_fixture(rule, path, findings)]
     return failures, checked
+
+
+def check_fixture(rule: Rule, path: Path, findings: list[Finding]) -> list[str]:
+    """What is wrong with `rule` on one of its fixtures, given the findings of the whole rule set on it
+    ([]: it passes)."""
+    found = next((f for f in findings if f.rule == rule.id), None)
+    want = path.name.startswith("fires")
+    if (found is not None) != want:
+        return [f"expected the rule {'to fire' if want else 'to stay quiet'}"]
+    if found is not None and expect_path(path).is_file():
+        return check_expectations(found, expect_path(path))
+    return []
 
 
 def check_expectations(finding: Finding, path: Path) -> list[str]:
