@@ -123,7 +123,7 @@ def problems(inp: Input, rules: list[Rule], real: ModuleType) -> tuple[list[str]
     run = diagnose([str(inp.path)], rules, Options(trace=trace))
     hit = set(trace.inputs[0].hits) if trace.inputs else set()
     if inp.owner is not None:
-        return check_fixture(inp.owner, inp.path, run.report.findings), hit
+        return check_fixture(inp.owner, inp.path, run.report), hit
     found = [to_json(f) for f in run.report.findings]
     problem = real.case_problem(inp.case, found)
     return ([] if problem is None else [problem]), hit

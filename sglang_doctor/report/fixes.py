@@ -48,3 +48,8 @@ def describe_fix(fix: FixOut) -> str:
     if fix.text and fix.kind != "note":
         s += f" — {fix.text}"
     return s
+
+
+def fix_lines(fixes: list[FixOut]) -> list[str]:
+    """The fixes as the text report lists them: `fix: …` for the recommended one, `or:  …` after it."""
+    return [("fix: " if i == 0 else "or:  ") + describe_fix(fx) for i, fx in enumerate(fixes)]
