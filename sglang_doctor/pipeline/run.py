@@ -251,4 +251,7 @@ def corrected_command(command: str | None, findings: list[Finding], ctx: Any, en
     new_cmd, applied = apply_fixes(cmd, chosen, env_wrapper=env_wrapper)
     if not any(applied):
         return None
-    return render(placeholders(new_cmd))  # --api-key $SGLANG_API_KEY: pasteable, and no secret
+    out = render(placeholders(new_cmd))  # --api-key $SGLANG_API_KEY: pasteable, and no secret
+    # A fix with nothing to write (a `set` without a value, a removal of a flag the command lacks) is
+    # still "applied": never print the user's own command as its correction.
+    return None if out == render(placeholders(cmd)) else out

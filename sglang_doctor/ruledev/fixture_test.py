@@ -12,7 +12,8 @@ A fires fixture may carry what the finding must say beside it, in `<fixture>.exp
 
 so a value the rule computes from the log's numbers is checked, not only that it fired.
 
-Every fires fixture also has a whole-output snapshot beside it (`<fixture>.snap.yaml`, see
+The finding's fixes must also make sense whatever the rule (advice.py: a raise raises, the printed
+verb is the action's). Every fires fixture also has a whole-output snapshot beside it (`<fixture>.snap.yaml`, see
 snapshot.py): the finding must equal it, and `rules test --update` rewrites it.
 """
 
@@ -25,7 +26,7 @@ from typing import Any
 from sglang_doctor.engine.rules import Rule
 from sglang_doctor.model import Finding, Report, to_json
 from sglang_doctor.pipeline.run import diagnose
-from sglang_doctor.ruledev import snapshot
+from sglang_doctor.ruledev import advice, snapshot
 
 EXPECT_KEYS = {"severity", "captures", "fixes"}
 FIX_KEYS = {"kind", "flag", "name", "action", "from", "value", "text", "replaces"}
@@ -85,6 +86,7 @@ def check_fixture(rule: Rule, path: Path, report: Report, update: bool = False) 
     if found is None:
         return []
     problems = check_expectations(found, expect_path(path)) if expect_path(path).is_file() else []
+    problems += advice.report_problems(report, only_rule=rule.id)
     if not update:
         problems += snapshot.compare(snapshot.snapshot_path(path),
                                      snapshot.snapshot_text(rule.id, path, found, report))

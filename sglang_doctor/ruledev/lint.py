@@ -116,9 +116,10 @@ def known_facts() -> frozenset[str]:
 
 
 _BUILTIN_NAMES = {"match_count"}
-# facts of any field or variable: server_args.<field>, env.<NAME>, env_set.<NAME> (launch_env.FACT_PREFIXES;
-# not imported here: rule loading imports this module, and launch_env pulls in the command parser)
-_FACT_FAMILIES = ("server_args.", "env.", "env_set.")
+# facts of any field, variable or docker option: server_args.<field>, env.<NAME>, env_set.<NAME>
+# (launch_env.FACT_PREFIXES; not imported here: rule loading imports this module, and launch_env pulls in
+# the command parser), docker.<option> (context.py)
+_FACT_FAMILIES = ("server_args.", "env.", "env_set.", "docker.")
 
 
 def _unknown_names(rule: Rule, captures: set[str]) -> list[str]:
