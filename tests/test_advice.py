@@ -89,3 +89,34 @@ def test_docker_shm_fix_starts_from_the_commands_value(rules, shm, want):
     assert (fx.value, fx.from_) == want
     run = diagnose(["x.log"], rules, Options(command=command), texts={"x.log": SHM})
     assert f"--shm-size {want[0]}" in run.report.corrected_command
+
+
+def test_a_corrected_command_for_an_unknown_release_says_it_is_unverified(rules, tmp_path):
+    from helpers_cli import run
+
+    cmd = "docker run --gpus all lmsysorg/sglang:{tag} python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp 2"
+    unknown = diagnose(["x.log"], rules, Options(command=cmd.format(tag="latest")), texts={"x.log": SHM}).report
+    assert unknown.corrected_command and "does not say which SGLang release" in \
+        unknown.context["corrected_command_unverified"]
+    stated = diagnose(["x.log"], rules, texts={"x.log": f"# cmd: {cmd.format(tag='v0.5.14')}\n{SHM}"}).report
+    assert stated.corrected_command and stated.context.get("sglang_version") == "0.5.14"
+    assert "corrected_command_unverified" not in stated.context
+    log = tmp_path / "x.log"
+    log.write_text(SHM)
+    out = run(["--no-baseline", "--cmd", cmd.format(tag="latest"), log]).stdout
+    assert "corrected command:" in out and "(unverified for this release:" in out
+
+
+def test_lint_checks_a_star_rules_fix_flags_against_every_release(tmp_path):
+    """--dist-timeout arrived in 0.4.3.post3: a `versions: "*"` rule must narrow its fix (the newest
+    release alone would pass it)."""
+    from rule_helpers import GOOD, write_rule
+    from sglang_doctor.engine.rules import load_rules
+    from sglang_doctor.ruledev.lint import lint_rules
+
+    text = GOOD.replace("    flag: --disable-cuda-graph\n    action: add\n",
+                        "    flag: --dist-timeout\n    action: raise\n")
+    problems = [str(p) for p in lint_rules(load_rules([write_rule(tmp_path, text)], builtin=False))]
+    assert any("--dist-timeout does not exist in 0.4.0..0.4.3.post2" in p for p in problems), problems
+    narrowed = text.replace("    action: raise\n", "    action: raise\n    versions: \"0.4.3.post3-\"\n")
+    assert not lint_rules(load_rules([write_rule(tmp_path, narrowed)], builtin=False))

@@ -167,9 +167,10 @@ def _fill_context(run: Run, options: Options) -> None:
     if version:
         ctx["sglang_version"] = version
     command = options.command or next((r.context.command for r in run.results if r.context.command), None)
+    from sglang_doctor.registry.spelling import releases_of
+
     if command is None and primary.server_args:
         from sglang_doctor.fix.rebuild import rebuild_command
-        from sglang_doctor.registry.spelling import releases_of
 
         rels = releases_of(version)
         command = rebuild_command(primary.server_args, rels[-1] if rels else None)
@@ -187,6 +188,18 @@ def _fill_context(run: Run, options: Options) -> None:
     run.report.startup = startup_summary(primary)
     yaml = options.command_yaml and command == options.command
     run.report.corrected_command = corrected_command(command, run.report.findings, primary, env_wrapper=yaml)
+    if run.report.corrected_command and not releases_of(version):
+        ctx["corrected_command_unverified"] = unverified_note(version)
+
+
+def unverified_note(version: str | None) -> str:
+    """Why a corrected command's flags are not checked against the launch's release."""
+    from sglang_doctor.registry.flags import releases
+
+    known = releases()
+    which = (f"SGLang {version} is not in the flag registry ({known[0]}-{known[-1]})" if version
+             else "the log does not say which SGLang release runs")
+    return f"unverified for this release: {which}, so its flags are spelled as the newest releases take them"
 
 
 def _spell_flags(findings: list[Finding], version: str | None) -> None:

@@ -118,6 +118,8 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
     if report.corrected_command:
         con.print(("corrected command:", "bold green"))
         con.print("  " + report.corrected_command)
+        if report.context.get("corrected_command_unverified"):
+            con.print(("  (" + str(report.context["corrected_command_unverified"]) + ")", "dim"))
         con.print()
     read = [i.name for i in report.inputs if not i.error]
     if not report.findings and report.inputs and not read:
