@@ -72,3 +72,42 @@ def test_the_near_miss_criteria_tell_the_rules_apart(rules):
     chat = by_id["chat-template-dict-unsupported"]
     assert needs_near_miss(chat) and has_near_miss(chat)
     assert near_miss_literals(chat) and all(lit for lit in near_miss_literals(chat))
+
+
+def _computed_fix_keys(rule):
+    """(kind, flag or name) of the rule's fixes whose value is computed (a template)."""
+    return {(fx.kind, fx.flag or fx.name) for fx in rule.fixes
+            if fx.kind != "note" and fx.value and "{" in fx.value and "{" not in (fx.flag or fx.name or "")}
+
+
+# Computed fix values no fixture makes the rule compute yet (the facts they need are not in any fires fixture).
+VALUES_NOT_PINNED = {
+    ("dist-collective-timeout", "--dist-timeout"),
+    ("nccl-error", "--shm-size"), ("deprecated-flag-warning", "--attn-dp-size"),
+    ("router-flag-unknown", "sglang-router"), ("no-kernel-image", "TVM_FFI_CUDA_ARCH_LIST"),
+    ("toolchain-gpu-arch-unsupported", "TORCH_CUDA_ARCH_LIST"), ("cuda-oom-cuda-graph-capture", "--cuda-graph-max-bs-decode"),
+    ("cuda-oom-cuda-graph-capture", "--piecewise-cuda-graph-max-tokens"), ("cuda-out-of-memory", "--tp-size"),
+    ("kv-pool-smaller-than-context", "--mem-fraction-static"), ("package-below-minimum-version", "sglang-kernel"),
+    ("tp-split-not-divisible", "--ep-size"), ("crash-in-optional-feature", "--attention-backend"),
+    ("spec-num-draft-tokens-adjusted", "--speculative-num-draft-tokens"),
+}
+
+
+def test_every_computed_fix_value_is_pinned_by_a_snapshot(rules):
+    """A value the rule computes is pinned (its `from`, `value` and printed line) only when some fires
+    fixture's snapshot shows it."""
+    import yaml
+
+    from sglang_doctor.ruledev.snapshot import snapshot_path
+
+    unpinned = set()
+    for rule in rules:
+        shown = set()
+        for p in rule.fixtures()[0]:
+            for fx in yaml.safe_load(snapshot_path(p).read_text()).get("fixes", []):
+                if fx.get("value") is not None:
+                    name = fx.get("flag") or fx.get("name")
+                    shown |= {(fx["kind"], name), (fx["kind"], name.replace("-decode", ""))}
+        unpinned |= {(rule.id, key) for kind, key in _computed_fix_keys(rule) if (kind, key) not in shown}
+    assert unpinned - VALUES_NOT_PINNED == set(), "add a fires fixture whose facts let the rule compute it"
+    assert VALUES_NOT_PINNED - unpinned == set(), "pinned now: take these off the list"
