@@ -25,3 +25,12 @@ def rules():
 @pytest.fixture
 def demo_dir() -> Path:
     return DEMO
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The real-log figures (strict and lenient), when the real-log cases ran."""
+    import sys
+
+    real = sys.modules.get("test_real_logs")
+    if real is not None and real.RESULTS:
+        terminalreporter.write_line(real.figures())

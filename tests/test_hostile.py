@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import signal
 import time
 import xml.etree.ElementTree as ET
@@ -96,12 +97,31 @@ def cli(args, input=None):
     return r.invoke(main, [str(a) for a in args], input=input, catch_exceptions=True)
 
 
+OUR_FRAME = re.compile(r'File "[^"]*sglang_doctor[/\\][^"]*\.py", line \d+')
+
+
+def test_clean_exit_check_catches_a_crash_but_not_a_quoted_traceback():
+    class R:
+        exception, exit_code, stderr = None, 1, ""
+        stdout = "demo.log:3 │ Traceback (most recent call last):\n"
+    assert_clean_exit(R())
+    R.stdout += 'Traceback (most recent call last):\n  File "/x/sglang_doctor/report/text.py", line 9, in w\n'
+    with pytest.raises(AssertionError):
+        assert_clean_exit(R())
+    R.stdout = '  File "/x/site-packages/sglang_doctor/cli/main.py", line 3, in main\n'
+    with pytest.raises(AssertionError):
+        assert_clean_exit(R())
+
+
 def assert_clean_exit(r, allowed=(0, 1), why=False):
     """Ended by sys.exit with an allowed status, no traceback anywhere, stderr lines all ours."""
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
     assert r.exit_code in allowed, (r.exit_code, r.stderr[-500:])
     for text in (r.stdout, r.stderr):
-        assert "Traceback (most recent call last)" not in text or "Traceback" in DEMO_LOG
+        # The report may quote the log's own traceback (evidence, always after a location); a crash of
+        # the tool is a traceback at the start of a line, or a frame in sglang_doctor's own files.
+        assert not any(ln.startswith("Traceback (most recent call last)") for ln in text.splitlines()), text[-800:]
+        assert not OUR_FRAME.search(text), text[-800:]
     for line in ([] if why else r.stderr.splitlines()):
         assert line.startswith(("sglang-doctor:", "No rule", "  ")), line
 

@@ -88,7 +88,8 @@ def test_an_unwritable_cache_directory_still_loads(tmp_path, monkeypatch):
     blocker.write_text("a file where the cache directory should be")
     monkeypatch.setenv("SGLANG_DOCTOR_CACHE", str(blocker / "cache"))
     d = _user_rule(tmp_path)
-    assert _titles(d) == _titles(d)
+    assert _titles(d) == {"A rule for the cache tests"}
+    assert _titles(d) == {"A rule for the cache tests"}  # again, with nothing cached
 
 
 def test_the_builtin_rules_load_from_the_manifest(tmp_path, monkeypatch):

@@ -10,9 +10,9 @@ from rule_helpers import GOOD, write_rule
 
 
 def test_every_builtin_rule_passes_its_fixtures(rules):
-    failures, checked = run_fixture_tests(rules)
-    assert not failures, "\n".join(failures)
-    assert checked >= 2 * len(rules)
+    res = run_fixture_tests(rules)
+    assert not res.failures, "\n".join(res.failures)
+    assert res.checked >= 2 * len(rules)
 
 
 def test_fixture_expectations_check_computed_values(rules, tmp_path):
@@ -31,6 +31,60 @@ def test_fixture_expectations_check_computed_values(rules, tmp_path):
     wrong.write_text("fixez: []\n")
     assert "a mapping with only" in check_expectations(finding, wrong)[0]
     assert sum(1 for r in rules for p in r.fixtures()[0] if expect_path(p).is_file()) >= 9
+
+
+def test_every_fires_fixture_has_a_snapshot_and_a_changed_value_fails(rules, tmp_path):
+    """Each fires fixture's whole finding is pinned; changing a computed value or the explanation fails."""
+    from sglang_doctor.pipeline.run import diagnose
+    from sglang_doctor.ruledev import snapshot
+    from sglang_doctor.ruledev.fixture_test import check_fixture
+
+    missing = [str(p) for r in rules for p in r.fixtures()[0] if not snapshot.snapshot_path(p).is_file()]
+    assert not missing, missing[:5]
+    rule = next(r for r in rules if r.id == "hybrid-mamba-not-enough-gpu-memory")
+    fixture = rule.fixtures()[0][0]
+    report = diagnose([str(fixture)], rules).report
+    assert check_fixture(rule, fixture, report) == []
+    stored = snapshot.snapshot_path(fixture).read_text()
+    assert "from: '0.8'" in stored and "value: '0.89'" in stored and "fix: --mem-fraction-static 0.8 → 0.89" in stored
+    finding = next(f for f in report.findings if f.rule == rule.id)
+    finding.fixes[0].value = "0.95"
+    problems = check_fixture(rule, fixture, report)
+    assert "-  value: '0.89'" in problems[-1] and "+  value: '0.95'" in problems[-1], problems
+    finding.fixes[0].value = "0.89"
+    finding.explanation += " Also something else."
+    assert "Also something else." in check_fixture(rule, fixture, report)[0]
+    text = snapshot.snapshot_text(rule.id, fixture, finding, report)
+    assert str(tmp_path.parent) not in text and "/work/" not in text  # no absolute path, no tool version
+
+
+def test_rules_test_update_writes_snapshots_for_a_user_rule_directory(tmp_path):
+    """A user's rule directory: missing snapshot fails, --update writes it, then it passes; an edited
+    explanation fails until --update rewrites it; a snapshot whose fixture is gone fails / is removed."""
+    from helpers_cli import run
+
+    d = write_rule(tmp_path, GOOD)
+    fixtures = tmp_path / "rules" / "test" / "my-rule"
+    fixtures.mkdir()
+    (fixtures / "fires-a.log").write_text("[2025-01-01 10:00:00] Something odd happened\n")
+    (fixtures / "quiet-a.log").write_text("[2025-01-01 10:00:00] Something happened\n")
+    args = ["rules", "test", "--rules", d, "--only-user"]
+    r = run(args)
+    assert r.exit_code == 1 and "no snapshot fires-a.snap.yaml" in r.stdout, r.stdout
+    r = run(args + ["--update"])
+    assert r.exit_code == 0 and "1 snapshot(s) written" in r.stdout, r.stdout
+    snap = fixtures / "fires-a.snap.yaml"
+    assert "rule: my-rule" in snap.read_text() and "fix: add --disable-cuda-graph" in snap.read_text()
+    assert run(args).exit_code == 0
+    write_rule(tmp_path, GOOD.replace("explanation: odd", "explanation: very odd"))
+    r = run(args)
+    assert r.exit_code == 1 and "+explanation: very odd" in r.stdout, r.stdout
+    assert run(args + ["--update"]).exit_code == 0 and run(args).exit_code == 0
+    (fixtures / "fires-b.snap.yaml").write_text("rule: my-rule\n")
+    r = run(args)
+    assert r.exit_code == 1 and "fires-b.snap.yaml: a snapshot without its fires fixture" in r.stdout
+    r = run(args + ["--update"])
+    assert r.exit_code == 0 and not (fixtures / "fires-b.snap.yaml").exists() and "removed" in r.stdout
 
 
 def test_codes_and_ids_unique(rules):

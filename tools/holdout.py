@@ -1,11 +1,12 @@
 """Leave-the-diagnosing-rules-out estimate over the real logs (tests/data/real/cases.yaml).
 
 For each case: run sglang-doctor, take the rules whose finding carries an expected fix (the
-matching of tests/test_real_logs.py), run again with exactly those rules disabled (a temporary
-config file), and record whether another rule still diagnoses the case (same criterion as the
-test: first error/warning finding, or any finding for 'evidence' cases) and whether any
-error/warning finding remains. This estimates how the tool does on a failure it has no
-specific rule for.
+lenient matching of tests/scoring.py), run again with exactly those rules disabled (a temporary
+config file), and record whether another rule still diagnoses the case: leniently (the first
+error/warning finding carries an expected fix, or any finding cites a key line for 'evidence'
+cases) and strictly (tests/scoring.py's strict_ok: the root finding's first two fixes, directions
+and values compared), and whether any error/warning finding remains. This estimates how the tool
+does on a failure it has no specific rule for.
 
 Usage: .venv/bin/python tools/holdout.py [-v] [-j N] [case-file-substring ...]
 """
@@ -30,7 +31,7 @@ DOCTOR = ROOT / ".venv" / "bin" / "sglang-doctor"
 
 
 def load_matching() -> ModuleType:
-    """tests/test_real_logs.py as a module (its parse_expected/diagnosed and CASES)."""
+    """tests/test_real_logs.py as a module (its diagnosed, REAL and CASES; its `scoring` module)."""
     sys.path.insert(0, str(TESTS))  # it imports helpers_cli from tests/
     spec = importlib.util.spec_from_file_location("test_real_logs", TESTS / "test_real_logs.py")
     assert spec and spec.loader
@@ -40,7 +41,7 @@ def load_matching() -> ModuleType:
 
 
 def serious_findings(path: Path, disabled: list[str], workdir: Path) -> list[dict[str, Any]]:
-    """Error/warning findings of one run, with `disabled` rules turned off."""
+    """Error/warning findings of one run, with `disabled` rules turned off (in report order)."""
     cfg = workdir / f"{path.stem}.sglang-doctor.yaml"
     cfg.write_text("disable:\n" + "".join(f"  - {r}\n" for r in disabled) if disabled else "{}\n")
     out = subprocess.run([str(DOCTOR), "--format", "json", "--no-baseline", "--config", str(cfg), str(path)],
@@ -55,6 +56,7 @@ class Outcome:
     file: str
     left_out: list[str]  # the rules that diagnosed it in the full run
     diagnosed: bool  # another rule still gives an expected fix (root cause first)
+    strict: bool  # ... and the root finding's first two fixes carry it, strictly compared
     some_finding: bool  # any error/warning finding remains
     lead: str  # the first error/warning rule after leaving out, or '-'
     errors: int  # error findings after leaving out (more than one: the generic layer disagrees with itself)
@@ -73,8 +75,8 @@ def run_case(m: ModuleType, case: dict[str, Any], workdir: Path) -> Outcome:
     full = serious_findings(path, [], workdir)
     left_out = sorted({f["rule"] for f in full if m.diagnosed(case, f)})
     rest = serious_findings(path, left_out, workdir) if left_out else full
-    return Outcome(case["file"], left_out, is_diagnosed(m, case, rest), bool(rest),
-                   rest[0]["rule"] if rest else "-", sum(f["severity"] == "error" for f in rest))
+    return Outcome(case["file"], left_out, is_diagnosed(m, case, rest), m.scoring.strict_ok(case, rest),
+                   bool(rest), rest[0]["rule"] if rest else "-", sum(f["severity"] == "error" for f in rest))
 
 
 def main() -> int:
@@ -89,15 +91,16 @@ def main() -> int:
         outcomes = list(pool.map(lambda c: run_case(m, c, Path(tmp)), cases))
     if args.verbose:
         for o in outcomes:
-            state = "DIAG" if o.diagnosed else ("some" if o.some_finding else "NONE")
+            state = ("DIAG" if o.strict else "diag") if o.diagnosed else ("some" if o.some_finding else "NONE")
             many = f"  ({o.errors} errors)" if o.errors > 1 else ""
             print(f"{state:4}  {o.file:55} left out: {','.join(o.left_out) or '-':45} lead: {o.lead}{many}")
     n = len(outcomes)
     diag = sum(o.diagnosed for o in outcomes)
+    strict = sum(o.strict for o in outcomes)
     some = sum(o.some_finding for o in outcomes)
     many = sum(o.errors > 1 for o in outcomes)
-    print(f"leave-the-diagnosing-rules-out: {diag}/{n} still diagnosed, {some}/{n} with some error/warning finding, "
-          f"{many} with more than one error")
+    print(f"leave-the-diagnosing-rules-out: {diag}/{n} still diagnosed ({strict}/{n} strictly), "
+          f"{some}/{n} with some error/warning finding, {many} with more than one error")
     return 0
 
 

@@ -487,16 +487,22 @@ def rules_show(rule_id: str, rule_dirs: tuple[str, ...]) -> None:
 @rules.command("test")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(), metavar="DIR")
 @click.option("--only-user", is_flag=True, help="Test only the rules from --rules directories.")
-def rules_test(rule_dirs: tuple[str, ...], only_user: bool) -> None:
-    """Run every rule on its fixtures: fires-*.log must fire it, quiet-*.log must not."""
+@click.option("--update", is_flag=True, help="Rewrite each fires fixture's snapshot (<fixture>.snap.yaml) "
+                                             "from what the rule says now; review the diff.")
+def rules_test(rule_dirs: tuple[str, ...], only_user: bool, update: bool) -> None:
+    """Run every rule on its fixtures: fires-*.log must fire it, quiet-*.log must not, and each
+    fires fixture's finding must equal its snapshot."""
     from sglang_doctor.ruledev.fixture_test import run_fixture_tests
 
     all_rules = _load_rules(rule_dirs)
-    failures, checked = run_fixture_tests(all_rules, rule_dirs if only_user else None)
-    for f in failures:
+    res = run_fixture_tests(all_rules, rule_dirs if only_user else None, update=update)
+    for f in res.failures:
         click.echo(f"FAIL {f}")
-    click.echo(f"{checked - len(failures)} passed, {len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    for p in res.updated:
+        click.echo(f"{'updated' if p.is_file() else 'removed'} {p}")
+    click.echo(f"{res.checked - len(res.failures)} passed, {len(res.failures)} failed"
+               + (f", {len(res.updated)} snapshot(s) written" if update else ""))
+    sys.exit(1 if res.failures else 0)
 
 
 @rules.command("lint")

@@ -330,13 +330,17 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
         cur = ctx.server_args.get(_field_of(flag), ctx.launch_args.get(_field_of(flag)))
         if cur is not None and not isinstance(cur, (dict, list)):
             frm = str(cur)
+    elif fix.kind == "docker" and flag and flag.startswith("--"):
+        cur = ctx.get("docker." + _field_of(flag))
+        frm = None if cur is None else str(cur)
     elif fix.kind == "env" and name:
         cur = ctx.get(f"env.{name}")
         frm = None if cur is None else str(cur)
         if _env_done(fix.action or "set", value, frm, ctx.get(f"env_set.{name}")):
             return None  # the launch already has it: not offered again
-    if value is not None and frm is not None and value == frm and fix.action in ("raise", "lower"):
-        return None  # nothing to change
+    if value is not None and frm is not None and fix.action in ("raise", "lower", "set") \
+            and not _moves(fix.action, frm, value) and not fix.replaces:
+        return None  # a raise that would not raise (a clamp below the current value), or nothing to change
     replaces = None
     if fix.replaces:
         try:
@@ -352,6 +356,15 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
     return FixOut(kind=fix.kind, flag=flag, name=name, action=fix.action, value=value, text=text,
                   replaces=replaces, versions=fix.versions, from_=frm, launcher="router" if router else None,
                   combined=True if fix.combined else None)
+
+
+def _moves(action: str, frm: str, value: str) -> bool:
+    """Whether `value` lies in the fix's direction from `frm` (`set`, or not comparable as numbers:
+    differs)."""
+    new, old = expr.quantity(value), expr.quantity(frm)
+    if new is None or old is None:
+        return value.lower() != frm.lower()
+    return new > old if action == "raise" else new < old if action == "lower" else new != old
 
 
 def _router_value(flag: str, ctx: Context) -> Any:

@@ -43,6 +43,28 @@ def _clamp(x: float, lo: float, hi: float) -> float:
     return max(lo, min(hi, x))
 
 
+_QUANTITY = re.compile(r"(-?\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
+_UNIT = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def quantity(value: Any) -> float | None:
+    """A number, or a size as docker and SGLang write it (`32g`, `64m`, `16GB`: binary units, in
+    bytes); None for anything else."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    m = _QUANTITY.fullmatch(str(value).strip())
+    return float(m.group(1)) * _UNIT[m.group(2).lower()] if m else None
+
+
+def _size_gib(value: Any) -> float:
+    q = quantity(value)
+    if q is None:
+        raise ValueError(f"{value!r} is not a size")
+    return q / 2**30
+
+
 def _launch_flag(field: str) -> str:
     from sglang_doctor.registry.flags import field_flag  # (lazy: the flag registry is read only by a rule that asks)
 
@@ -100,6 +122,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "round_up": _round_up,  # round_up(x, step): smallest multiple of step >= x
     "round_down": _round_down,
     "clamp": _clamp,  # clamp(x, lo, hi)
+    "size_gib": _size_gib,  # size_gib("64m") = 0.0625: a docker/SGLang size (bytes without a unit) in GiB
     "coalesce": lambda *a: a[0],  # coalesce(a, b, …): the first one known (evaluated lazily)
     "pow2_floor": lambda x: 1 << (max(int(x), 1).bit_length() - 1),  # largest power of two <= x
     # pypi(module[, default]): the PyPI distribution of a dotted import name (data/pypi-names.yaml);

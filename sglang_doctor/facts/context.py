@@ -218,6 +218,9 @@ class Context:
         if cmd is None:
             return
         self.set("launch.docker", cmd.docker is not None, self.command_line)
+        for o in cmd.docker.options if cmd.docker is not None else []:  # docker.shm_size: a docker fix's `from`
+            if o.value is not None and o.flag.startswith("--"):
+                self.set("docker." + o.flag[2:].replace("-", "_"), o.value, self.command_line)
         self.set("launch.kind", cmd.kind, self.command_line)  # server, router or router-server
         from sglang_doctor.launch.launch_env import launch_env
 

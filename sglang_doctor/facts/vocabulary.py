@@ -25,6 +25,8 @@ FACTS: tuple[FactSpec, ...] = (
              "the `server_args=` line; without one, the flags of the launch command (`# cmd:` line or `--cmd`)"),
     FactSpec("server_args.truncated", "bool", "the `server_args=` line was cut before its end", "the `server_args=` line"),
     FactSpec("launch.docker", "bool", "the launch command is a `docker run`", "the launch command"),
+    FactSpec("docker.<OPTION>", "str", "the value of a `docker run` option in the launch command (`docker.shm_size` = "
+             "`64g`, `docker.ipc`), its long name with `_`", "the launch command"),
     FactSpec("launch.kind", "str",
              "what the launch command starts: `server` (`sglang.launch_server`, `sglang serve`), `router` "
              "(`sglang_router.launch_router`, `smg launch`, a router image's entrypoint) or `router-server` "

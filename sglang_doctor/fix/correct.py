@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from sglang_doctor.fix.apply import apply_fixes
-from sglang_doctor.launch.command import LaunchCommand, parse_command
+from sglang_doctor.launch.command import LaunchCommand, parse_command, render
 from sglang_doctor.model import Finding, FixOut
 from sglang_doctor.registry.spelling import in_range, spell_for, value_for
 
@@ -79,7 +79,19 @@ def corrected_command(command: str | None, findings: list[Finding], env_wrapper:
     if not chosen:
         return None
     new_cmd, applied = apply_fixes(cmd, chosen, env_wrapper=env_wrapper)
-    return new_cmd if any(applied) else None
+    # A fix with nothing to write (a `set` without a value, a removal of a flag the command lacks) is
+    # still "applied": never give the user's own command back as its correction.
+    return new_cmd if any(applied) and render(new_cmd) != render(cmd) else None
+
+
+def unverified_note(version: str | None) -> str:
+    """Why a corrected command's flags are not checked against the launch's release."""
+    from sglang_doctor.registry.flags import releases
+
+    known = releases()
+    which = (f"SGLang {version} is not in the flag registry ({known[0]}-{known[-1]})" if version
+             else "the log does not say which SGLang release runs")
+    return f"unverified for this release: {which}, so its flags are spelled as the newest releases take them"
 
 
 def launch_command(command: str | None, server_args: dict[str, Any], version: str | None) -> tuple[str | None, str | None]:

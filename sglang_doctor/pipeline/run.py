@@ -191,6 +191,9 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
 
 def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]:
     """The report's context: the unit's facts (its primary launch's win), the version, the command."""
+    from sglang_doctor.fix.correct import unverified_note
+    from sglang_doctor.registry.spelling import releases_of
+
     ctx: dict[str, Any] = {}
     for la in reversed(unit.launches):
         ctx.update(la.context.to_json())
@@ -198,6 +201,8 @@ def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]
         ctx["sglang_version"] = launch.sglang_version
     primary = unit.primary.context
     given = options.command or next((la.context.command for la in unit.launches if la.context.command), None)
+    if launch.corrected_command and not releases_of(launch.sglang_version):
+        ctx["corrected_command_unverified"] = unverified_note(launch.sglang_version)
     if given:
         ctx["command"] = given
     elif launch.command_source == "server_args":

@@ -53,3 +53,9 @@ def describe_fix(fix: FixOut) -> str:
     if fix.text and fix.kind != "note":
         s += f" — {fix.text}"
     return s
+
+
+def fix_lines(fixes: list[FixOut]) -> list[str]:
+    """The fixes as the text report lists them: `fix: …` for the recommended one, `and: …` for one
+    combined with it, `or:  …` for an alternative."""
+    return [f"{fix_label(i, fx) + ':':<5}" + describe_fix(fx) for i, fx in enumerate(fixes)]

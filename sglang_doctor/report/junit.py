@@ -17,7 +17,7 @@ import re
 
 from sglang_doctor.model import Finding, Report
 from sglang_doctor.model import fails
-from sglang_doctor.report.fixes import describe_fix, fix_label
+from sglang_doctor.report.fixes import fix_lines
 
 # Characters XML 1.0 cannot carry at all, even escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -34,8 +34,7 @@ def _body(report: Report, f: Finding) -> str:
         lines.append(f"  {name}:{ev.line} | {ev.text.strip()}")
     if f.explanation:
         lines += ["", f.explanation]
-    for i, fx in enumerate(f.fixes):
-        lines.append(f"{fix_label(i, fx) + ':':<5}" + describe_fix(fx))
+    lines += fix_lines(f.fixes)
     if f.docs:
         lines += ["", f"docs: {f.docs}"]
     return "\n".join(lines)

@@ -106,7 +106,7 @@ def _startup(con: _Out, s: dict[str, Any]) -> None:
 
 
 def _launch(con: _Out, report: Report, findings: list[Finding], startup: dict[str, Any] | None,
-            corrected: str | None, names: list[str], multi: bool, quiet: bool) -> None:
+            corrected: str | None, names: list[str], multi: bool, quiet: bool, note: str | None = None) -> None:
     """One launch: its startup summary, findings and corrected command."""
     if not quiet and startup:
         _startup(con, startup)
@@ -116,6 +116,8 @@ def _launch(con: _Out, report: Report, findings: list[Finding], startup: dict[st
     if corrected:
         con.print(("corrected command:", "bold green"))
         con.print("  " + corrected)
+        if note:
+            con.print(("  (" + note + ")", "dim"))
         con.print()
 
 
@@ -182,7 +184,8 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
     else:
         if not quiet and report.preflight is not None:
             _preflight(con, report.preflight, report.context.get("plan") or {})
-        _launch(con, report, report.findings, report.startup, report.corrected_command, names, multi, quiet)
+        _launch(con, report, report.findings, report.startup, report.corrected_command, names, multi, quiet,
+                report.context.get("corrected_command_unverified"))
     read = [i.name for i in report.inputs if not i.error]
     found = any(report.summary.values())  # (--follow prints the report less the findings it streamed)
     if not found and report.inputs and not read:

@@ -12,16 +12,22 @@ A fires fixture may carry what the finding must say beside it, in `<fixture>.exp
     explains: ["= 1.61 GB"]             # phrases the explanation must contain
 
 so a value the rule computes from the log's numbers is checked, not only that it fired.
+
+The finding's fixes must also make sense whatever the rule (advice.py: a raise raises, the printed
+verb is the action's). Every fires fixture also has a whole-output snapshot beside it (`<fixture>.snap.yaml`, see
+snapshot.py): the finding must equal it, and `rules test --update` rewrites it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sglang_doctor.pipeline.run import diagnose
-from sglang_doctor.model import Finding, to_json
 from sglang_doctor.engine.rules import Rule
+from sglang_doctor.model import Finding, Report, to_json
+from sglang_doctor.pipeline.run import diagnose
+from sglang_doctor.ruledev import advice, snapshot
 
 EXPECT_KEYS = {"severity", "captures", "fixes", "explains"}
 FIX_KEYS = {"kind", "flag", "name", "action", "from", "value", "text", "replaces", "combined"}
@@ -31,28 +37,61 @@ def expect_path(fixture: Path) -> Path:
     return fixture.with_name(fixture.stem + ".expect.yaml")
 
 
-def run_fixture_tests(rules: list[Rule], only_dirs: tuple[str, ...] | None = None) -> tuple[list[str], int]:
-    failures: list[str] = []
-    checked = 0
+@dataclass
+class FixtureRun:
+    failures: list[str] = field(default_factory=list)
+    checked: int = 0
+    updated: list[Path] = field(default_factory=list)  # snapshots --update wrote or removed
+
+
+def run_fixture_tests(rules: list[Rule], only_dirs: tuple[str, ...] | None = None,
+                      update: bool = False) -> FixtureRun:
+    """Every rule (of `only_dirs`, when given) on its fixtures; `update` rewrites the snapshots."""
+    out = FixtureRun()
     roots = [Path(d).resolve() for d in only_dirs] if only_dirs else None
     for rule in rules:
         if roots and not any(Path(rule.path or "").resolve().is_relative_to(r) for r in roots):
             continue
         fires, quiet = rule.fixtures()
         if not fires:
-            failures.append(f"{rule.id}: no fires-*.log fixture in {rule.fixture_dir}")
+            out.failures.append(f"{rule.id}: no fires-*.log fixture in {rule.fixture_dir}")
         if not quiet:
-            failures.append(f"{rule.id}: no quiet-*.log fixture in {rule.fixture_dir}")
+            out.failures.append(f"{rule.id}: no quiet-*.log fixture in {rule.fixture_dir}")
         for path in fires + quiet:
-            checked += 1
-            run = diagnose([str(path)], rules)
-            found = next((f for f in run.report.findings if f.rule == rule.id), None)
-            want = path.name.startswith("fires")
-            if (found is not None) != want:
-                failures.append(f"{rule.id}: {path.name}: expected the rule {'to fire' if want else 'to stay quiet'}")
-            elif found is not None and expect_path(path).is_file():
-                failures += [f"{rule.id}: {path.name}: {p}" for p in check_expectations(found, expect_path(path))]
-    return failures, checked
+            out.checked += 1
+            report = diagnose([str(path)], rules).report
+            problems = check_fixture(rule, path, report, update=update)
+            out.failures += [f"{rule.id}: {path.name}: {p}" for p in problems]
+            snap = snapshot.snapshot_path(path)
+            if update and not problems and path.name.startswith("fires"):
+                finding = next(f for f in report.findings if f.rule == rule.id)
+                if snapshot.write(snap, snapshot.snapshot_text(rule.id, path, finding, report)):
+                    out.updated.append(snap)
+        for orphan in snapshot.orphans(rule.fixture_dir):
+            if update:
+                orphan.unlink()
+                out.updated.append(orphan)
+            else:
+                out.failures.append(f"{rule.id}: {orphan.name}: a snapshot without its fires fixture "
+                                    "(`sglang-doctor rules test --update` removes it)")
+    return out
+
+
+def check_fixture(rule: Rule, path: Path, report: Report, update: bool = False) -> list[str]:
+    """What is wrong with `rule` on one of its fixtures, given the report of the whole rule set on it
+    ([]: it passes). The snapshot is compared unless `update` (which rewrites it instead)."""
+    found = next((f for f in report.findings if f.rule == rule.id), None)
+    want = path.name.startswith("fires")
+    if (found is not None) != want:
+        return [f"expected the rule {'to fire' if want else 'to stay quiet'}"]
+    if found is None:
+        return []
+    problems = check_expectations(found, expect_path(path)) if expect_path(path).is_file() else []
+    problems += advice.report_problems(report, only_rule=rule.id)
+    if not update:
+        problems += snapshot.compare(snapshot.snapshot_path(path),
+                                     snapshot.snapshot_text(rule.id, path, found, report))
+    return problems
 
 
 def check_expectations(finding: Finding, path: Path) -> list[str]:

@@ -121,7 +121,7 @@ def _flag_problems(rule: Rule) -> list[tuple[int, str]]:
     from sglang_doctor.registry.spelling import spell
 
     out: list[tuple[int, str]] = []
-    releases = flags.releases()[-1:] if rule.versions.strip() == "*" else flags.releases_in_range(rule.versions)
+    releases = flags.releases() if rule.versions.strip() == "*" else flags.releases_in_range(rule.versions)
     if not releases:
         return [(-1, f"versions {rule.versions!r} matches no known SGLang release")]
     for i, fix in enumerate(rule.fixes):
