@@ -72,18 +72,30 @@ def harness_key(version: str) -> str:
     return f"{version}-h{load_envs()['harness']}-{h.hexdigest()[:10]}"
 
 
-def nearest_release(detected: str | None) -> str:
-    """The covered release to check a command for `detected` with: the newest covered release not
-    newer than it, else the oldest covered; no or unparsable release → the newest covered."""
-    covered = sorted(releases(), key=Version)
-    if not detected:
-        return covered[-1]
+def _registry_order() -> list[str]:
+    """SGLang's releases in order: the product's flag registry lists every one since 0.4.0."""
+    flags = HERE.parents[1] / "sglang_doctor" / "data" / "flags.json"
     try:
-        v = Version(detected)
+        listed = json.loads(flags.read_text())["releases"]
+    except (OSError, ValueError, KeyError):
+        listed = []
+    return sorted(set(listed) | set(releases()), key=Version)
+
+
+def nearest_release(detected: str | None) -> str:
+    """The covered release to parse a command for release `detected` with: the covered one fewest
+    releases away (ties: the older), so a flag added or removed in between is least likely to
+    matter; a release outside the registry goes by version order; none or unparsable → newest."""
+    covered = sorted(releases(), key=Version)
+    try:
+        v = Version(detected or "")
     except Exception:
         return covered[-1]
-    older = [r for r in covered if Version(r) <= v]
-    return older[-1] if older else covered[0]
+    order = _registry_order()
+    if detected not in order:
+        order = sorted(set(order) | {detected}, key=Version)
+    pos = order.index(detected)
+    return min(covered, key=lambda r: (abs(order.index(r) - pos), Version(r)))
 
 
 @contextmanager

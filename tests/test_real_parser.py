@@ -1,0 +1,144 @@
+"""Every corrected command parses with SGLang's REAL argument parser (issue 16, item 1).
+
+For each rule fixture, real log, healthy log and demo, the product's JSON report (through its CLI)
+gives `corrected_command`; its SGLang arguments are parsed by `ServerArgs.add_cli_args` of the
+covered release nearest to the detected one (tests/realparser/). Marker `realparser`: the first
+run builds one venv per covered release (~1-2 min each, cached), see tests/realparser/harness.py.
+
+Known rejections are xfail(strict=True) from tests/realparser/known_failures.yaml.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections import defaultdict
+import pytest
+
+from tests.realparser import collect as col
+from tests.realparser.harness import ParseResult, nearest_release, releases, sglang_parse_many
+from tests.realparser.known import load_known
+
+
+class KnownRejection(AssertionError):
+    """The parser rejected the command with exactly the error recorded in known_failures.yaml."""
+
+
+def _case_ids() -> list[str]:
+    return [c.id for c in col._inputs()]
+
+
+def _params() -> list:
+    known = load_known()
+    out = []
+    for cid in _case_ids():
+        k = known.get(cid)
+        marks = [pytest.mark.realparser]
+        if k:
+            marks.append(pytest.mark.xfail(
+                strict=True, raises=KnownRejection,
+                reason=f"sglang {k['release']} rejects it: {k['error']}"))
+        out.append(pytest.param(cid, marks=marks, id=cid))
+    return out
+
+
+@pytest.fixture(scope="session")
+def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[col.Case, str, list[str], ParseResult]]:
+    """Every input run through the product once, and every corrected command parsed, batched per
+    release (one subprocess each): case id → (case, release, argv, result)."""
+    cases = col.collect(tmp_path_factory.mktemp("doctor-cwd"))
+    by_input: dict[str, col.Case] = {}
+    for c in cases:
+        base = c.id.removesuffix("+standin")
+        # The stand-in run only exists when the plain one had a flag fix but no command.
+        if c.corrected or base not in by_input:
+            by_input[base] = c
+    batches: dict[str, list[tuple[str, list[str]]]] = defaultdict(list)
+    for cid, c in by_input.items():
+        if c.corrected:
+            argv, _how = col.launch_args(c.corrected)
+            batches[nearest_release(c.detected_release)].append((cid, argv))
+    out = {}
+    for rel, items in batches.items():
+        for (cid, argv), res in zip(items, sglang_parse_many(rel, [a for _, a in items])):
+            out[cid] = (by_input[cid], rel, argv, res)
+    for cid, c in by_input.items():
+        out.setdefault(cid, (c, "", [], ParseResult(ok=True)))
+    return out
+
+
+@pytest.mark.parametrize("case_id", _params())
+def test_corrected_command_parses(case_id: str, checked) -> None:
+    case, release, argv, res = checked[case_id]
+    assert not case.error, f"the doctor failed on {case_id}: {case.error}"
+    if not case.corrected:
+        pytest.skip("no corrected command")
+    assert argv, f"no SGLang launch found in the corrected command: {case.corrected}"
+    if res.ok:
+        return
+    known = load_known().get(case_id)
+    if known and known["error"] == res.error and known["release"] == release:
+        raise KnownRejection(res.error)
+    pytest.fail(f"sglang {release} rejects the corrected command ({res.category}): {res.error}\n"
+                f"  command: {case.corrected}\n  argv: {shlex.join(argv)}", pytrace=False)
+
+
+# ---- the checking path itself: it must be able to fail --------------------------------------
+
+BROKEN = {
+    "unknown-flag": "docker run --gpus all lmsysorg/sglang:latest python3 -m sglang.launch_server --model-path m --tp-szie 2",
+    "missing-value": "python3 -m sglang.launch_server --model-path m --dtype",
+    "bad-choice": "sglang serve m --dtype bf16",
+    "duplicate": "bash -c 'pip install -U transformers && python3 -m sglang.launch_server --model-path m --tp 2 --tp-size 4'",
+    "switch-with-value": "HF_HUB_OFFLINE=1 python -m sglang.launch_server --model-path m --trust-remote-code=yes",
+    "bad-value": "python3 -m sglang.launch_server --model-path m --mem-fraction-static lots",
+}
+GOOD = "docker run --gpus all -p 30000:30000 img python3 -m sglang.launch_server --model-path m --tp 2 --dtype bfloat16 --trust-remote-code > s.log 2>&1"
+
+
+@pytest.mark.realparser
+@pytest.mark.parametrize("release", releases())
+def test_parser_rejects_broken_commands(release: str) -> None:
+    """Negative self-check through the same extraction and parser as the corrected commands."""
+    argvs = [col.launch_args(c)[0] for c in [GOOD, *BROKEN.values()]]
+    good, *bad = sglang_parse_many(release, argvs)
+    assert good.ok, f"sglang {release} rejects a valid command: {good.error}"
+    got = {cat: r.category for cat, r in zip(BROKEN, bad)}
+    assert got == {cat: cat for cat in BROKEN}, [r.error for r in bad]
+
+
+# ---- cheap checks of the glue (no venv; run in the quick path too) ---------------------------
+
+@pytest.mark.parametrize("cmd, argv, how", [
+    ("docker run --gpus all -e A=1 img:v1 python3 -m sglang.launch_server --model-path m --tp 2 > log 2>&1",
+     ["--model-path", "m", "--tp", "2"], "launch_server"),
+    ('nohup bash -c "pip install x && HF=1 python -m sglang.launch_server --model-path m" &',
+     ["--model-path", "m"], "launch_server"),
+    ("docker rm -f x && docker run img sh -c 'python3 -m sglang.launch_server --model-path m | tee o'",
+     ["--model-path", "m"], "launch_server"),
+    ("sglang serve Qwen/Q --model-type llm --port 1 | tee x", ["--model-path", "Qwen/Q", "--port", "1"], "serve"),
+    ("python3 -m sglang.launch_server \\\n  --model-path m \\\n  --tp 2", ["--model-path", "m", "--tp", "2"],
+     "launch_server"),
+    ("python3 -m sglang_router.launch_server --model-path m", [], ""),
+])
+def test_launch_args(cmd: str, argv: list[str], how: str) -> None:
+    assert col.launch_args(cmd) == (argv, how)
+
+
+def test_nearest_release() -> None:
+    covered = sorted(releases(), key=lambda r: tuple(int(x) for x in r.split(".")[:3]))
+    assert nearest_release(None) == covered[-1]
+    assert nearest_release("not a version") == covered[-1]
+    assert nearest_release("0.1.0") == covered[0]
+    assert nearest_release(covered[1]) == covered[1]
+    assert nearest_release("99.0") == covered[-1]
+    assert nearest_release("0.5.14") == "0.5.14"
+    assert nearest_release("0.5.13.post1") == "0.5.14"  # one release away, not nine
+    assert nearest_release("0.5.6") == "0.5.5.post3"
+    assert nearest_release("0.5.22") == "0.5.23"
+
+
+def test_known_failures_name_real_cases() -> None:
+    """Every entry of known_failures.yaml names an input that exists (no stale ids)."""
+    ids = set(_case_ids())
+    stale = sorted(set(load_known()) - ids)
+    assert not stale, f"known_failures.yaml names inputs that no longer exist: {stale}"
