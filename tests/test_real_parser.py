@@ -15,7 +15,9 @@ from collections import defaultdict
 import pytest
 
 from tests.realparser import collect as col
-from tests.realparser.harness import ParseResult, nearest_release, releases, sglang_parse_many
+from tests.realparser.harness import (
+    ParseResult, nearest_release, releases, sglang_parse_releases,
+)
 from tests.realparser.known import load_known
 
 
@@ -42,9 +44,10 @@ def _params() -> list:
 
 
 @pytest.fixture(scope="session")
-def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[col.Case, str, list[str], ParseResult]]:
+def checked(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Every input run through the product once, and every corrected command parsed, batched per
-    release (one subprocess each): case id → (case, release, argv, result)."""
+    release (one subprocess each: importing server_args costs ~12 s of CPU). Maps case id →
+    (case, release, argv, result), and ("self-check", release) → results of SELF_CHECK."""
     cases = col.collect(tmp_path_factory.mktemp("doctor-cwd"))
     by_input: dict[str, col.Case] = {}
     for c in cases:
@@ -52,15 +55,20 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[col.Cas
         # The stand-in run only exists when the plain one had a flag fix but no command.
         if c.corrected or base not in by_input:
             by_input[base] = c
-    batches: dict[str, list[tuple[str, list[str]]]] = defaultdict(list)
+    batches: dict[str, list[tuple[object, list[str]]]] = defaultdict(list)
+    for rel in releases():
+        batches[rel] += [(("self-check", rel, i), col.launch_args(cmd)[0]) for i, cmd in enumerate(SELF_CHECK)]
     for cid, c in by_input.items():
         if c.corrected:
-            argv, _how = col.launch_args(c.corrected)
-            batches[nearest_release(c.detected_release)].append((cid, argv))
-    out = {}
+            batches[nearest_release(c.detected_release)].append((cid, col.launch_args(c.corrected)[0]))
+    results = sglang_parse_releases({rel: [a for _, a in items] for rel, items in batches.items()})
+    out: dict = {}
     for rel, items in batches.items():
-        for (cid, argv), res in zip(items, sglang_parse_many(rel, [a for _, a in items])):
-            out[cid] = (by_input[cid], rel, argv, res)
+        for (key, argv), res in zip(items, results[rel]):
+            if isinstance(key, tuple):
+                out.setdefault(("self-check", rel), []).append(res)
+            else:
+                out[key] = (by_input[key], rel, argv, res)
     for cid, c in by_input.items():
         out.setdefault(cid, (c, "", [], ParseResult(ok=True)))
     return out
@@ -84,6 +92,8 @@ def test_corrected_command_parses(case_id: str, checked) -> None:
 
 # ---- the checking path itself: it must be able to fail --------------------------------------
 
+GOOD = ("docker run --gpus all -p 30000:30000 img python3 -m sglang.launch_server --model-path m --tp 2 "
+        "--dtype bfloat16 --trust-remote-code > s.log 2>&1")
 BROKEN = {
     "unknown-flag": "docker run --gpus all lmsysorg/sglang:latest python3 -m sglang.launch_server --model-path m --tp-szie 2",
     "missing-value": "python3 -m sglang.launch_server --model-path m --dtype",
@@ -92,15 +102,15 @@ BROKEN = {
     "switch-with-value": "HF_HUB_OFFLINE=1 python -m sglang.launch_server --model-path m --trust-remote-code=yes",
     "bad-value": "python3 -m sglang.launch_server --model-path m --mem-fraction-static lots",
 }
-GOOD = "docker run --gpus all -p 30000:30000 img python3 -m sglang.launch_server --model-path m --tp 2 --dtype bfloat16 --trust-remote-code > s.log 2>&1"
+SELF_CHECK = [GOOD, *BROKEN.values()]
 
 
 @pytest.mark.realparser
 @pytest.mark.parametrize("release", releases())
-def test_parser_rejects_broken_commands(release: str) -> None:
-    """Negative self-check through the same extraction and parser as the corrected commands."""
-    argvs = [col.launch_args(c)[0] for c in [GOOD, *BROKEN.values()]]
-    good, *bad = sglang_parse_many(release, argvs)
+def test_parser_rejects_broken_commands(release: str, checked) -> None:
+    """Negative self-check: broken commands, through the same extraction, batch and parser as the
+    corrected commands, are rejected for the right reason, and a valid one is accepted."""
+    good, *bad = checked[("self-check", release)]
     assert good.ok, f"sglang {release} rejects a valid command: {good.error}"
     got = {cat: r.category for cat, r in zip(BROKEN, bad)}
     assert got == {cat: cat for cat in BROKEN}, [r.error for r in bad]

@@ -189,11 +189,8 @@ def build_env(version: str, dest: Path) -> None:
     _run(install + links + ["-c", str(dest / "constraints.txt"), "-r", str(dest / "requirements.txt")],
          log, env)
     shutil.copytree(STUBS_DIR, dest / "stubs")
-    # Warm up: proves that server_args imports and writes the .pyc files (see _runner_env).
-    t1 = time.monotonic()
-    _run_runner(py, [["--model-path", "m"]])
-    with open(log, "a") as fh:
-        fh.write(f"# first import of server_args: {time.monotonic() - t1:.1f} s\n")
+    # No warm-up import here: the first parse compiles the imported modules' .pyc (see _runner_env)
+    # and would pay it anyway; an import that fails shows there with the runner's traceback.
     (dest / "built.json").write_text(json.dumps({
         "version": version, "harness_key": dest.name, "seconds": round(time.monotonic() - t0, 1),
         "requirements": reqs,
@@ -247,6 +244,15 @@ def _run_runner(py: Path, argvs: list[list[str]]) -> list[dict]:
     if r.returncode:
         raise RuntimeError(f"parser runner in {py} failed ({r.returncode}):\n{r.stderr[-4000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def sglang_parse_releases(batches: dict[str, Sequence[Sequence[str]]], jobs: int = 2) -> dict[str, list[ParseResult]]:
+    """sglang_parse_many for several releases at once (each import is seconds of CPU)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        futs = {rel: pool.submit(sglang_parse_many, rel, argvs) for rel, argvs in batches.items()}
+        return {rel: f.result() for rel, f in futs.items()}
 
 
 def sglang_parse(version: str, argv: Sequence[str]) -> ParseResult:

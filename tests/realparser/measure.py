@@ -1,0 +1,89 @@
+"""Measure the corrected commands against SGLang's real parser, and (re)write known_failures.yaml.
+
+    python -m tests.realparser.measure [--reports DUMP.jsonl] [--write-known]
+
+Runs the product over every input (or reads a dump of `python -m tests.realparser.collect`),
+parses each corrected command with EVERY covered release (for the numbers) and with the nearest
+one (what the test uses), and prints counts by release and by category with examples.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from tests.realparser import collect as col
+from tests.realparser.harness import nearest_release, releases, sglang_parse_releases
+from tests.realparser.known import write_known
+
+
+def load_cases(dump: Path | None) -> list[col.Case]:
+    if dump is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            return col.collect(Path(tmp))
+    cases = []
+    for line in dump.read_text().splitlines():
+        d = json.loads(line)
+        cases.append(col.Case(d["id"], d["argv"], d["id"].endswith("+standin"), d["report"], d["error"]))
+    return cases
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reports", type=Path)
+    ap.add_argument("--write-known", action="store_true")
+    opts = ap.parse_args()
+    t0 = time.monotonic()
+    cases = load_cases(opts.reports)
+    t_collect = time.monotonic() - t0
+    by_input: dict[str, col.Case] = {}
+    for c in cases:
+        base = c.id.removesuffix("+standin")
+        if c.corrected or base not in by_input:
+            by_input[base] = c
+    with_cmd = {cid: c for cid, c in by_input.items() if c.corrected}
+    argvs = {cid: col.launch_args(c.corrected)[0] for cid, c in with_cmd.items()}
+    order = list(with_cmd)
+    t1 = time.monotonic()
+    results = sglang_parse_releases({rel: [argvs[cid] for cid in order] for rel in releases()})
+    t_parse = time.monotonic() - t1
+
+    kinds = Counter(cid.split(":")[0] + ("+standin" if c.standin else "") for cid, c in with_cmd.items())
+    fixtures = [cid for cid in by_input if cid.startswith("fixture:")]
+    fix_bearing = [cid for cid in fixtures if by_input[cid].flag_fixes]
+    print(f"doctor runs: {len(cases)} ({t_collect:.0f} s); inputs: {len(by_input)}; "
+          f"with a corrected command: {len(with_cmd)} {dict(kinds)}")
+    print(f"fixtures with a flag fix: {len(fix_bearing)}, of which with a command: "
+          f"{sum(1 for cid in fix_bearing if cid in with_cmd)}")
+    print(f"no launch found in the command: {[cid for cid in order if not argvs[cid]]}")
+    print(f"parse time for {len(order)} commands x {len(releases())} releases: {t_parse:.0f} s")
+    nearest = {cid: nearest_release(with_cmd[cid].detected_release) for cid in order}
+    known: dict[str, dict] = {}
+    cats_nearest: Counter[str] = Counter()
+    for rel in releases():
+        res = dict(zip(order, results[rel]))
+        bad = {cid: r for cid, r in res.items() if not r.ok}
+        mine = [cid for cid in order if nearest[cid] == rel]
+        mine_bad = [cid for cid in mine if not res[cid].ok]
+        print(f"\n== sglang {rel}: rejects {len(bad)}/{len(order)} of all commands; "
+              f"{len(mine_bad)}/{len(mine)} of those checked with it (nearest release)")
+        print("   by category (all):", dict(Counter(r.category for r in bad.values()).most_common()))
+        for cid in mine_bad:
+            r = res[cid]
+            cats_nearest[r.category] += 1
+            known[cid] = {"release": rel, "category": r.category, "error": r.error,
+                          "command": with_cmd[cid].corrected}
+        for cid in mine_bad[:12]:
+            print(f"   {cid}: {res[cid].error}\n      {with_cmd[cid].corrected}")
+    print(f"\nrejected with the nearest release: {len(known)}/{len(order)}; by category: {dict(cats_nearest)}")
+    if opts.write_known:
+        write_known(known)
+        print("wrote tests/realparser/known_failures.yaml")
+
+
+if __name__ == "__main__":
+    main()
