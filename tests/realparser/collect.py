@@ -15,7 +15,6 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,12 +47,6 @@ class Case:
                 if fx.get("kind") == "flag"]
 
 
-def doctor_exe() -> list[str]:
-    """The installed console script beside this interpreter (the product as a user runs it)."""
-    exe = Path(sys.executable).parent / "sglang-doctor"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "sglang_doctor"]
-
-
 def _inputs() -> Iterator[Case]:
     for log in sorted(RULES.glob("*/*/fires-*.log")):
         yield Case(f"fixture:{log.relative_to(RULES).as_posix()}", ["check", str(log)])
@@ -65,15 +58,68 @@ def _inputs() -> Iterator[Case]:
         yield Case(f"demo:{name or 'default'}", ["demo"] + ([name] if name else []))
 
 
-def run(case: Case, cwd: Path) -> Case:
-    args = doctor_exe() + case.argv + ["--format", "json", "--no-baseline", "--fail-on", "never"]
-    env = {**os.environ, "NO_COLOR": "1"}
-    r = subprocess.run(args, capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
-    try:
-        case.report = json.loads(r.stdout)
-    except json.JSONDecodeError:
-        case.error = f"exit {r.returncode}: {r.stderr.strip()[-500:]}"
-    return case
+class Doctor:
+    """One forkserver worker (see forkserver.py): runs the installed `sglang-doctor` per case."""
+
+    def __init__(self) -> None:
+        env = {**os.environ, "NO_COLOR": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("forkserver.py"))],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
+
+    def run(self, case: Case, cwd: Path) -> Case:
+        args = case.argv + ["--format", "json", "--no-baseline", "--fail-on", "never"]
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(json.dumps({"argv": args, "cwd": str(cwd)}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the doctor's forkserver died running {case.id}")
+        r = json.loads(line)
+        try:
+            case.report = json.loads(r["stdout"])
+        except json.JSONDecodeError:
+            case.error = f"exit {r['rc']}: {r['stderr'].strip()[-500:]}"
+        return case
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def run_all(cases: list[Case], cwd: Path, jobs: int) -> list[Case]:
+    """Each of `jobs` workers takes the next case from a shared queue."""
+    import queue
+    import threading
+
+    todo: queue.Queue[Case] = queue.Queue()
+    for c in cases:
+        todo.put(c)
+    failures: list[BaseException] = []
+
+    def work() -> None:
+        doc = Doctor()
+        try:
+            while True:
+                try:
+                    c = todo.get_nowait()
+                except queue.Empty:
+                    return
+                doc.run(c, cwd)
+        except BaseException as e:  # re-raised below, in the caller's thread
+            failures.append(e)
+        finally:
+            doc.close()
+
+    threads = [threading.Thread(target=work) for _ in range(max(1, min(jobs, len(cases))))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failures:
+        raise failures[0]
+    return cases
 
 
 def standin_cmd(case: Case) -> str:
@@ -94,15 +140,12 @@ def standin_cmd(case: Case) -> str:
 
 def collect(cwd: Path, jobs: int | None = None) -> list[Case]:
     """Run the doctor on every input (and again with a stand-in command where the first run left a
-    flag fix without a command). Several processes at once: ~700 runs."""
+    flag fix without a command), one worker per core: ~1,000 runs."""
     jobs = jobs or max(2, os.cpu_count() or 2)
-    cases = list(_inputs())
-    with ThreadPoolExecutor(jobs) as pool:
-        done = list(pool.map(lambda c: run(c, cwd), cases))
-        again = [Case(c.id + "+standin", c.argv + ["--cmd", standin_cmd(c)], standin=True)
-                 for c in done if c.id.startswith("fixture:") and c.flag_fixes and not c.corrected]
-        done += list(pool.map(lambda c: run(c, cwd), again))
-    return done
+    done = run_all(list(_inputs()), cwd, jobs)
+    again = [Case(c.id + "+standin", c.argv + ["--cmd", standin_cmd(c)], standin=True)
+             for c in done if c.id.startswith("fixture:") and c.flag_fixes and not c.corrected]
+    return done + run_all(again, cwd, jobs)
 
 
 def launch_args(corrected: str) -> tuple[list[str], str]:
