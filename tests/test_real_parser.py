@@ -16,7 +16,7 @@ import pytest
 
 from tests.realparser import collect as col
 from tests.realparser.harness import (
-    ParseResult, nearest_release, releases, sglang_parse_releases,
+    nearest_release, releases, releases_for, sglang_parse_releases,
 )
 from tests.realparser.known import load_known
 
@@ -47,7 +47,7 @@ def _params() -> list:
 def checked(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Every input run through the product once, and every corrected command parsed, batched per
     release (one subprocess each: importing server_args costs ~12 s of CPU). Maps case id →
-    (case, release, argv, result), and ("self-check", release) → results of SELF_CHECK."""
+    (case, how, argv, [(release, result)]), and ("self-check", release) → results of SELF_CHECK."""
     cases = col.collect(tmp_path_factory.mktemp("doctor-cwd"))
     by_input: dict[str, col.Case] = {}
     for c in cases:
@@ -57,37 +57,44 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> dict:
             by_input[base] = c
     batches: dict[str, list[tuple[object, list[str]]]] = defaultdict(list)
     for rel in releases():
-        batches[rel] += [(("self-check", rel, i), col.launch_args(cmd)[0]) for i, cmd in enumerate(SELF_CHECK)]
-    for cid, c in by_input.items():
-        if c.corrected:
-            batches[nearest_release(c.detected_release)].append((cid, col.launch_args(c.corrected)[0]))
-    results = sglang_parse_releases({rel: [a for _, a in items] for rel, items in batches.items()})
+        batches[rel] += [(("self-check", rel), col.launch_args(cmd)[0]) for cmd in SELF_CHECK]
     out: dict = {}
-    for rel, items in batches.items():
-        for (key, argv), res in zip(items, results[rel]):
-            if isinstance(key, tuple):
-                out.setdefault(("self-check", rel), []).append(res)
-            else:
-                out[key] = (by_input[key], rel, argv, res)
     for cid, c in by_input.items():
-        out.setdefault(cid, (c, "", [], ParseResult(ok=True)))
+        argv, how = col.launch_args(c.corrected) if c.corrected else ([], "")
+        out[cid] = (c, how, argv, [])
+        if argv:
+            for rel in releases_for(c.detected_release):
+                batches[rel].append((cid, argv))
+    results = sglang_parse_releases({rel: [a for _, a in items] for rel, items in batches.items()})
+    for rel, items in batches.items():
+        for (key, _argv), res in zip(items, results[rel]):
+            if isinstance(key, tuple):
+                out.setdefault(key, []).append(res)
+            else:
+                out[key][3].append((rel, res))
     return out
 
 
 @pytest.mark.parametrize("case_id", _params())
 def test_corrected_command_parses(case_id: str, checked) -> None:
-    case, release, argv, res = checked[case_id]
+    case, how, argv, parsed = checked[case_id]
     assert not case.error, f"the doctor failed on {case_id}: {case.error}"
     if not case.corrected:
         pytest.skip("no corrected command")
+    if how == "router":
+        pytest.skip("an sglang_router launch: its parser (server + router flags) is not covered")
     assert argv, f"no SGLang launch found in the corrected command: {case.corrected}"
-    if res.ok:
+    bad = [(rel, res) for rel, res in parsed if not res.ok]
+    if not bad:
         return
+    release, res = bad[0]
     known = load_known().get(case_id)
     if known and known["error"] == res.error and known["release"] == release:
         raise KnownRejection(res.error)
     pytest.fail(f"sglang {release} rejects the corrected command ({res.category}): {res.error}\n"
-                f"  command: {case.corrected}\n  argv: {shlex.join(argv)}", pytrace=False)
+                f"  command: {case.corrected}\n  argv: {shlex.join(argv)}\n"
+                f"  (detected release: {case.detected_release}; parsed with {[r for r, _ in parsed]})",
+                pytrace=False)
 
 
 # ---- the checking path itself: it must be able to fail --------------------------------------
@@ -128,7 +135,8 @@ def test_parser_rejects_broken_commands(release: str, checked) -> None:
     ("sglang serve Qwen/Q --model-type llm --port 1 | tee x", ["--model-path", "Qwen/Q", "--port", "1"], "serve"),
     ("python3 -m sglang.launch_server \\\n  --model-path m \\\n  --tp 2", ["--model-path", "m", "--tp", "2"],
      "launch_server"),
-    ("python3 -m sglang_router.launch_server --model-path m", [], ""),
+    ("python3 -m sglang_router.launch_server --model-path m", [], "router"),
+    ("echo hello", [], ""),
 ])
 def test_launch_args(cmd: str, argv: list[str], how: str) -> None:
     assert col.launch_args(cmd) == (argv, how)
@@ -145,6 +153,10 @@ def test_nearest_release() -> None:
     assert nearest_release("0.5.13.post1") == "0.5.14"  # one release away, not nine
     assert nearest_release("0.5.6") == "0.5.5.post3"
     assert nearest_release("0.5.22") == "0.5.23"
+    assert releases_for("0.4.0-0.5.19") == ["0.4.10.post2", "0.5.5.post3", "0.5.14"]
+    assert releases_for("0.5.15-0.5.16") == ["0.5.14"]
+    assert releases_for("0.5.20-0.5.23") == ["0.5.23"]
+    assert releases_for(None) == [covered[-1]]
 
 
 def test_known_failures_name_real_cases() -> None:

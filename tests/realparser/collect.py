@@ -39,7 +39,8 @@ class Case:
 
     @property
     def detected_release(self) -> str | None:
-        return ((self.report.get("context") or {}).get("sglang") or {}).get("version")
+        ctx = self.report.get("context") or {}
+        return ctx.get("sglang_version") or (ctx.get("sglang") or {}).get("version")
 
     @property
     def flag_fixes(self) -> list[dict]:
@@ -123,18 +124,15 @@ def run_all(cases: list[Case], cwd: Path, jobs: int) -> list[Case]:
 
 
 def standin_cmd(case: Case) -> str:
-    """STANDIN plus each flag a fix changes, at its logged value, so that the fix has something to
-    edit (a 'lower --mem-fraction-static from 0.9' needs the flag in the command)."""
+    """STANDIN plus each flag a fix changes at the value the first run read for it (`from`), so the
+    fix has something to edit (a 'lower --mem-fraction-static from 0.9' needs the flag there).
+    A flag without a known value is left out: a bare value flag would be this harness's own error."""
     parts = shlex.split(STANDIN)
     for fx in case.flag_fixes:
         flag, old = fx.get("flag"), fx.get("from")
-        if not flag or not flag.startswith("--") or flag in parts:
+        if not flag or not flag.startswith("--") or flag in parts or old in (None, False, "", "False"):
             continue
-        if old is None or old is True:
-            if fx.get("action") == "remove":
-                parts.append(flag)
-        elif old is not False:
-            parts += [flag, str(old)]
+        parts += [flag] if old in (True, "True") else [flag, str(old)]
     return shlex.join(parts)
 
 
@@ -149,7 +147,8 @@ def collect(cwd: Path, jobs: int | None = None) -> list[Case]:
 
 
 def launch_args(corrected: str) -> tuple[list[str], str]:
-    """The SGLang server arguments inside a corrected command, and how it was launched.
+    """The SGLang server arguments inside a corrected command, and how it was launched
+    ("launch_server", "serve", "router" — not parsed here — or "" when no launch was found).
 
     Strips what wraps the launch: `docker run … IMAGE`, env assignments (`A=1 python3 …`),
     `bash -c "…"` / `sh -c`, `&&`/`;`/`|` chains (the launch is the part that runs SGLang), and
@@ -182,6 +181,8 @@ def _from_tokens(tokens: list[str]) -> tuple[list[str], str]:
                 inner = _from_tokens(shlex.split(seg[i + 1]))
                 if inner[1]:
                     return inner
+            if t == "-m" and i + 1 < len(seg) and seg[i + 1].startswith("sglang_router."):
+                return [], "router"  # sglang_router's own parser (server + router flags): not covered
             if t == "-m" and i + 1 < len(seg) and seg[i + 1] in ("sglang.launch_server", "sglang.srt.server"):
                 return _no_redirects(seg[i + 2:]), "launch_server"
             if Path(t).name == "sglang" and i + 1 < len(seg) and seg[i + 1] == "serve":

@@ -98,6 +98,22 @@ def nearest_release(detected: str | None) -> str:
     return min(covered, key=lambda r: (abs(order.index(r) - pos), Version(r)))
 
 
+def releases_for(detected: str | None) -> list[str]:
+    """The covered releases to parse a command with, for the release the report detected: one
+    version → its nearest covered release; a range ("0.4.0-0.5.19", inferred from the server_args
+    fields) → every covered release inside it, since the user may run any of them (none inside →
+    the one nearest its newest end); nothing → the newest covered release."""
+    if detected and "-" in detected:
+        lo, _, hi = detected.partition("-")
+        try:
+            vlo, vhi = Version(lo), Version(hi)
+        except Exception:
+            return [nearest_release(None)]
+        inside = [r for r in sorted(releases(), key=Version) if vlo <= Version(r) <= vhi]
+        return inside or [nearest_release(hi)]
+    return [nearest_release(detected)]
+
+
 @contextmanager
 def _lock(path: Path) -> Iterator[None]:
     # pytest-xdist workers or two CI jobs may build the same venv at once.
