@@ -136,11 +136,11 @@ def standin_cmd(case: Case) -> str:
     return shlex.join(parts)
 
 
-def collect(cwd: Path, jobs: int | None = None) -> list[Case]:
-    """Run the doctor on every input (and again with a stand-in command where the first run left a
-    flag fix without a command), one worker per core: ~1,000 runs."""
+def collect(cwd: Path, jobs: int | None = None, only: set[str] | None = None) -> list[Case]:
+    """Run the doctor on every input (or those whose id is in `only`), and again with a stand-in
+    command where the first run left a flag fix without a command; one worker per core."""
     jobs = jobs or max(2, os.cpu_count() or 2)
-    done = run_all(list(_inputs()), cwd, jobs)
+    done = run_all([c for c in _inputs() if only is None or c.id in only], cwd, jobs)
     again = [Case(c.id + "+standin", c.argv + ["--cmd", standin_cmd(c)], standin=True)
              for c in done if c.id.startswith("fixture:") and c.flag_fixes and not c.corrected]
     return done + run_all(again, cwd, jobs)
