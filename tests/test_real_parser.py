@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import shlex
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.realparser import collect as col
 from tests.realparser.harness import (
-    nearest_release, releases, releases_for, sglang_parse_releases,
+    ensure_env, nearest_release, releases, releases_for, sglang_parse_releases,
 )
 from tests.realparser.known import load_known
 
@@ -51,7 +52,11 @@ def checked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     # Only the inputs of the selected tests (a -k run does not pay for all ~1,000 doctor runs).
     wanted = {item.callspec.params["case_id"] for item in request.session.items
               if "case_id" in getattr(getattr(item, "callspec", None), "params", {})}
-    cases = col.collect(tmp_path_factory.mktemp("doctor-cwd"), only=wanted)
+    # Build missing venvs (mostly downloads) while the doctor runs (mostly CPU).
+    with ThreadPoolExecutor(1) as builder:
+        built = builder.submit(lambda: [ensure_env(rel) for rel in releases()])
+        cases = col.collect(tmp_path_factory.mktemp("doctor-cwd"), only=wanted)
+        built.result()
     by_input: dict[str, col.Case] = {}
     for c in cases:
         base = c.id.removesuffix("+standin")
