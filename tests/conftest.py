@@ -6,7 +6,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import sys
+
 import pytest
+
+# tests/realparser is imported as `tests.realparser` (its modules also run as `python -m tests.realparser.x`).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 # The suite (and every command it starts) keeps its caches apart from the user's own.
 os.environ["SGLANG_DOCTOR_CACHE"] = _CACHE = tempfile.mkdtemp(prefix="sglang-doctor-test-cache-")
