@@ -196,7 +196,8 @@ def _suppressor(st: _Settings) -> Any:
 
 def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = None,
               display_name: str | None = None) -> NoReturn:
-    """Diagnose, suppress, report and exit: the one path of check, demo and explain."""
+    """Diagnose, suppress, report and exit: the one path of check, demo and explain (`texts`: the text
+    pasted to explain, analysed as a log that failed)."""
     from sglang_doctor.policy.config import apply_severity
     from sglang_doctor.pipeline.run import Options, diagnose
     trace = None
@@ -223,13 +224,7 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
     if display_name is not None and run.report.inputs:
         run.report.inputs[0].name = display_name
     apply_severity(st.severity, run.report)
-    if texts:  # explain: its own answer to an error no rule knows (below) says more than a last resort
-        last = {r.id for r in st.rules if r.last_resort}
-        run.report.findings = [f for f in run.report.findings if f.rule not in last]
-        run.report.count()
     _suppress(run, sup, st, names)
-    if texts and not run.report.findings and not run.report.suppressed and st.fmt == "text":
-        _explain_unknown(run, st.redact_hosts)
     after: list[str] = []
     if trace is not None:
         from sglang_doctor.pipeline.why import explain
@@ -409,7 +404,12 @@ def demo(name: str | None, **opts: Any) -> None:
 @click.argument("text", nargs=-1)
 @common_options
 def explain(text: tuple[str, ...], **opts: Any) -> None:
-    """Explain a pasted traceback (stdin) or an error message given as arguments."""
+    """Explain a pasted traceback (stdin) or an error message given as arguments.
+
+    \b
+      sglang-doctor explain "CUDA out of memory."
+      docker logs sgl 2>&1 | tail -60 | sglang-doctor explain
+    """
     if text:
         body = " ".join(text)
     else:
@@ -420,26 +420,6 @@ def explain(text: tuple[str, ...], **opts: Any) -> None:
     if not body.strip():
         _die("nothing to explain: pass the error text as arguments or paste it on standard input")
     _diagnose(_settings(opts), ["<pasted>"], texts={"<pasted>": body})
-
-
-def _explain_unknown(run: Any, hosts: bool = False) -> None:
-    """No rule matched: say what was found and how to teach the tool."""
-    from sglang_doctor.policy.redact import redact_text
-
-    exc = ""
-    facts: dict[str, Any] = {}
-    if run.results:
-        res = run.results[0]
-        facts = {k: f.value for k, f in res.context.facts.items()}
-        exc = res.context.get("exception.first") or ""
-    lines = ["No rule recognises this error."]
-    if exc:
-        lines.append(f"  exception: {redact_text(exc, hosts)}")
-    for k, v in list(facts.items())[:8]:
-        lines.append(f"  {k}: {redact_text(str(v), hosts)}")
-    lines.append("  To teach sglang-doctor this error, write a rule (see README 'Writing a rule') and pass it")
-    lines.append("  with --rules DIR; `sglang-doctor rules show index-put-dtype-mismatch` shows a complete one.")
-    click.echo("\n".join(lines), err=True)
 
 
 # --- rules -------------------------------------------------------------------------

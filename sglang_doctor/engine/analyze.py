@@ -400,6 +400,14 @@ def _unhandled(rh: RuleHits, ctx: Context) -> RuleHits | None:
     return RuleHits(rh.rule, kept[:MAX_EVIDENCE], max(count, min(len(kept), MAX_EVIDENCE)))
 
 
+def _fixes_of(rule: Rule, ctx: Context) -> list[Fix]:
+    if not rule.isolate:
+        return rule.fixes
+    from sglang_doctor.engine.isolate import isolating_fixes
+
+    return [*rule.fixes, *isolating_fixes(ctx)]
+
+
 def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | None:
     rule = rh.rule
     if rule.skip_handled:
@@ -421,7 +429,7 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
             parts.append(expr.render(part.text, names).strip())
         except expr.MissingValue:
             continue
-    fixes = [f for f in (_render_fix(fx, names, ctx) for fx in rule.fixes) if f is not None]
+    fixes = [f for f in (_render_fix(fx, names, ctx) for fx in _fixes_of(rule, ctx)) if f is not None]
     evidence = [Evidence(input=input_index, line=h.line, text=h.text, ts=h.ts, rank=h.rank or None) for h in rh.hits]
     return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=rule.title,
                    explanation=" ".join(p for p in parts if p), evidence=evidence,
@@ -449,8 +457,10 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
     kept = [(r, f) for r, f in pairs
             if not (r.fallback and (specific_errors or
                                     (f.evidence and all((e.input, e.line) in specific_lines for e in f.evidence))))]
-    # A last resort only says that the launch crashed: any other error or warning says more.
-    if any(f.severity in ("error", "warning") and not r.last_resort for r, f in kept):
+    # A last resort only says that the launch failed: another error that names a cause says more (a
+    # warning does not: the failed launch would then pass as one that only needs tuning).
+    if any(f.severity == "error" and not r.last_resort and not r.consequence and r.id not in follows
+           for r, f in kept):
         kept = [(r, f) for r, f in kept if not r.last_resort]
     for r, f in kept:
         if r.id in follows:
@@ -574,10 +584,12 @@ def run_checks(matcher: Matcher, ctx: Context, hits: dict[str, RuleHits]) -> Non
 
 def analyze_chunks(chunks: Iterable[tuple[int, bytes]], matcher: Matcher, input_index: int = 0,
                    scanner_factory: Callable[[], Any] | None = None, command: str | None = None,
-                   progress: Callable[[int], None] | None = None) -> InputResult:
+                   progress: Callable[[int], None] | None = None, pasted: bool = False) -> InputResult:
     """One input, block by block; `scanner_factory` gives the stage-one scanner (or None);
-    `progress` is called once per block with the bytes read so far."""
+    `progress` is called once per block with the bytes read so far; `pasted`: an error given to
+    `explain` (itself a sign of failure, see facts/crash.py)."""
     a = _Analysis(matcher)
+    a.ctx.crash.pasted = pasted
     scanner: Any = None
     size = 0
     first = 1

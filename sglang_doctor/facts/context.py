@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import re
 
+from sglang_doctor.facts.crash import CrashWatch
 from sglang_doctor.read.records import Record
 
 if TYPE_CHECKING:
@@ -96,6 +97,10 @@ class Context:
         self.sampling = False
         self._names: dict[str, Any] | None = None  # names(), kept once finish() has run
         self._finished = False
+        self.crash = CrashWatch()  # signs of a failed launch, whatever rule knows it (crash.py)
+        self.text_lines = 0  # lines with any text (0: an empty input)
+        self.sglang_mentioned = False  # any line names SGLang (see input_notes.py)
+        self.last_ts: str | None = None
 
 
     # -- setting facts ------------------------------------------------------------
@@ -136,8 +141,12 @@ class Context:
 
     # -- reading records ----------------------------------------------------------
     def observe(self, rec: Record) -> None:
-        if rec.ts and self.first_ts is None:
-            self.first_ts = rec.ts
+        if rec.ts:
+            self.last_ts = rec.ts
+            if self.first_ts is None:
+                self.first_ts = rec.ts
+        self._note_text(rec)
+        self.crash.observe(rec, "server.ready" in self.facts)
         if rec.kind != "line":
             self._observe_traceback(rec)
             return
@@ -169,6 +178,13 @@ class Context:
                     continue
                 if any(lit in ln.text and rx.search(ln.text) for lit, rx in _HANDLED_NOTICES):
                     self.handled_lines.append(ln.number)
+
+    def _note_text(self, rec: Record) -> None:
+        text = rec.text
+        if not self.text_lines and text.strip():
+            self.text_lines = 1
+        if not self.sglang_mentioned and ("sglang" in text or "SGLang" in text or "SGLANG" in text):
+            self.sglang_mentioned = True
 
     def sample_block(self, raw: bytes) -> None:
         """Decode statistics from the first bytes of a block (the sampled path)."""
@@ -272,6 +288,7 @@ class Context:
                 self.set("server.time_to_ready_s", round(delta.total_seconds(), 1), ready.line)
             except ValueError:
                 pass
+        self.crash.finish(self)
         # A version stated nowhere can be bounded by the fields the server_args line has.
         if "sglang.version" not in self.facts and sa:
             from sglang_doctor.launch.version_infer import infer_version

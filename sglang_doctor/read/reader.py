@@ -101,29 +101,35 @@ def clean(text: str) -> str:
 
 
 def _open_binary(path: str) -> BinaryIO:
+    """The input's bytes, decompressed when its first bytes say gzip/bzip2/xz/zstd (stdin too)."""
+    from sglang_doctor.read.decompress import DecompressError, decompressing
+
     if path == "-":
-        return sys.stdin.buffer
-    p = Path(path)
-    if p.is_dir():
-        import os
+        fh: BinaryIO = sys.stdin.buffer
+    else:
+        p = Path(path)
+        if p.is_dir():
+            import os
 
-        if not os.access(p, os.R_OK | os.X_OK):
-            raise InputError(f"{path}: permission denied")
-        raise InputError(f"{path}: is a directory without *.log or *.log.gz files")
+            if not os.access(p, os.R_OK | os.X_OK):
+                raise InputError(f"{path}: permission denied")
+            raise InputError(f"{path}: is a directory without log files (*.log, *.log.N, *.txt, compressed or not)")
+        try:
+            fh = open(p, "rb")
+        except FileNotFoundError:
+            raise InputError(f"{path}: no such file") from None
+        except PermissionError:
+            raise InputError(f"{path}: permission denied") from None
+        except OSError as e:
+            raise InputError(f"{path}: {e.strerror or e}") from None
     try:
-        fh: BinaryIO = open(p, "rb")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except PermissionError:
-        raise InputError(f"{path}: permission denied") from None
-    except OSError as e:
-        raise InputError(f"{path}: {e.strerror or e}") from None
-    head = fh.peek(2)[:2] if hasattr(fh, "peek") else b""
-    if head == b"\x1f\x8b":
-        import gzip
-
-        return gzip.GzipFile(fileobj=fh)  # type: ignore[return-value]
-    return fh
+        return decompressing(fh)
+    except DecompressError as e:
+        if fh is not sys.stdin.buffer:
+            fh.close()
+        raise InputError(f"{display_name(path)}: {e}") from None
+    except OSError as e:  # peeking a pipe or a special file
+        raise InputError(f"{display_name(path)}: {e.strerror or e}") from None
 
 
 _BOMS_UTF16 = (b"\xff\xfe", b"\xfe\xff")
