@@ -17,7 +17,7 @@ import re
 from sglang_doctor.engine import expr
 from sglang_doctor.facts.context import Context
 from sglang_doctor.model import Evidence, Finding, FixOut, mark_consequence
-from sglang_doctor.read.records import Record, Segmenter, glog_time, parse_header
+from sglang_doctor.read.records import REQUEST_ECHO, Record, Segmenter, glog_time, parse_header
 from sglang_doctor.read.reader import Line, decode_line, lines_of_chunk
 from sglang_doctor.model import SEVERITY_RANK
 from sglang_doctor.engine.rules import Condition, Fix, Pattern, Rule
@@ -157,14 +157,11 @@ def _evidence_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
     return rec.start, rec.lines[0].text
 
 
-# Request logging (--log-requests) echoes users' prompts and the model's answers into the
-# log; their text is user data, never a diagnostic, whatever error messages it quotes.
-_REQUEST_ECHO = ("Receive: obj=", "Finish: obj=")
 
 
 def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits], last_ts: str | None = None) -> None:
     """`last_ts`: the time of the latest header line before `rec`, for a record logged without one."""
-    if rec.kind == "line" and rec.message.startswith(_REQUEST_ECHO):
+    if rec.kind == "line" and rec.message.startswith(REQUEST_ECHO):
         return
     trace = matcher.trace
     for rule in matcher.candidates(rec.text):

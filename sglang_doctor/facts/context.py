@@ -9,13 +9,12 @@ keeps the input line it came from. Parsing lives here; judging lives in the rule
 from __future__ import annotations
 
 from bisect import bisect_left
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import re
 
 from sglang_doctor.facts.crash import CrashWatch
-from sglang_doctor.read.records import Record
+from sglang_doctor.read.records import Record, parse_ts as _ts
 
 if TYPE_CHECKING:
     from sglang_doctor.launch.launch_env import LaunchEnv
@@ -335,12 +334,7 @@ def _typed(value: str | None) -> Any:
     return value
 
 
-def _ts(s: str) -> datetime:
-    # (fromisoformat, not strptime: it takes this exact shape, and strptime imports ~2 ms of modules)
-    head = s.replace("T", " ")[:19]
-    if len(head) != 19 or head[10] != " ":
-        raise ValueError(f"not a timestamp: {s!r}")
-    return datetime.fromisoformat(head)
+
 
 
 # --- extractors: (literal that must be in the message, regex, handler) -------------------

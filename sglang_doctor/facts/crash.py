@@ -13,12 +13,13 @@ into an error when no other rule explains the failure, so a failed launch is nev
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-from sglang_doctor.read.records import Record, frame_of
+from sglang_doctor.read.records import REQUEST_ECHO, Record, frame_of, parse_ts
 
-if TYPE_CHECKING:
-    from sglang_doctor.facts.context import Context
+# (The context, facts/context.py, which owns this watch and passes itself to finish(); typed
+# loosely here because it imports this module.)
+Context = Any
 
 # Signs, by the text that shows them (each message is SGLang's, PyTorch's, the shell's or docker's).
 _COMPONENT = re.compile(r"\b(?P<c>Scheduler|DetokenizerManager|TokenizerManager|DataParallelController|"
@@ -114,7 +115,7 @@ class CrashWatch:
             self._traceback(rec, ready)
             return
         msg = rec.message
-        if not msg.strip():
+        if not msg.strip() or msg.startswith(REQUEST_ECHO):  # (a request's text is user data)
             return
         if self.first_text is None:
             self.first_text = (rec.start, rec.lines[0].text)
@@ -183,7 +184,7 @@ class CrashWatch:
         stall = None if signs or ready else self._stall(ctx)
         if stall is not None:
             signs.append(stall)
-        if not signs and self.pasted and self.first_text is not None and _ERRORISH.search(self.first_text[1]):
+        if not self.signs and self.pasted and self.first_text is not None and _ERRORISH.search(self.first_text[1]):
             signs.append(Sign("pasted", self.first_text[0], self.first_text[1], "the error pasted to explain"))
         if not signs:
             return
@@ -332,12 +333,10 @@ def deepest_sglang_frame(frames: list[str]) -> str | None:
 
 
 def _minutes_between(a: str | None, b: str | None) -> float | None:
-    from sglang_doctor.facts.context import _ts
-
     if not a or not b:
         return None
     try:
-        return (_ts(b) - _ts(a)).total_seconds() / 60
+        return (parse_ts(b) - parse_ts(a)).total_seconds() / 60
     except ValueError:
         return None
 

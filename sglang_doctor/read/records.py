@@ -12,10 +12,12 @@ buffered, and it is bounded in size.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Iterable, Iterator, NamedTuple
 
 import re
 
+from sglang_doctor.read.flattened import split_flattened
 from sglang_doctor.read.reader import Line
 
 # Header of SGLang's logger, all releases (see the log anatomy): time, optional ms, rank
@@ -107,6 +109,20 @@ class Record:
     def exception(self) -> str:
         """The last exception line of the chain (what Python printed last)."""
         return self.exceptions[-1] if self.exceptions else ""
+
+
+# Request logging (--log-requests) echoes users' prompts and the model's answers into the log; their
+# text is user data, never a diagnostic, whatever error messages it quotes.
+REQUEST_ECHO = ("Receive: obj=", "Finish: obj=")
+
+
+def parse_ts(s: str) -> datetime:
+    """A log time (`2025-01-01 10:00:00`, `2025-01-01T10:00:00.5`) to the second."""
+    # (fromisoformat, not strptime: it takes this exact shape, and strptime imports ~2 ms of modules)
+    head = s.replace("T", " ")[:19]
+    if len(head) != 19 or head[10] != " ":
+        raise ValueError(f"not a timestamp: {s!r}")
+    return datetime.fromisoformat(head)
 
 
 class Header(NamedTuple):
@@ -257,6 +273,16 @@ class Segmenter:
         return [self._close()] if self._open is not None else []
 
     def feed(self, line: Line) -> list[Record]:
+        pieces = split_flattened(line.text) if len(line.text) > 60 else None
+        if pieces is None:
+            return self._feed_one(line)
+        # A flattened paste: each record it holds is fed as the line it was (same line number).
+        out: list[Record] = []
+        for piece in pieces:
+            out.extend(self._feed_one(Line(line.number, piece)))
+        return out
+
+    def _feed_one(self, line: Line) -> list[Record]:
         out: list[Record] = []
         text = line.text
         tag = ""
