@@ -115,13 +115,14 @@ def _literal_index(literals: list[str]) -> Any:
         return False
 
 
-def _search(p: Pattern, rec: Record, matcher: Matcher, rule: Rule) -> tuple[Any, str]:
+def _search(p: Pattern, rec: Record, matcher: Matcher, rule: Rule, joined: str | None = None) -> tuple[Any, str]:
+    """`joined`: search the record's exception message with its wrapped lines joined (Record.joined)."""
     if p.in_ == "exception":
-        target = "\n".join(rec.exceptions) if rec.kind == "traceback" else rec.text
+        target = ("\n".join(rec.exceptions) if rec.kind == "traceback" else rec.text) if joined is None else joined
     elif p.in_ == "frames":
         target = "\n".join(rec.frames)
     else:
-        target = rec.text
+        target = rec.text if joined is None else rec.text + "\n" + joined
     if (p.literal is not None and p.literal not in target) or matcher.timeouts.get(rule.id, 0) >= MAX_TIMEOUTS:
         return None, target  # (no literal, no match: and the pattern is not even compiled)
     try:
@@ -148,12 +149,13 @@ def _evidence_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
     # looked for as rules read it (rec.read: a frame pasted without its line number reads `line 0`)
     # and quoted as the log has it.
     read = rec.read if rec.read is not None and len(rec.read) == len(rec.lines) else [ln.text for ln in rec.lines]
-    order: Iterable[int] = range(len(rec.lines))
+    order: Iterable[int] = list(range(len(rec.lines)))
     if target is not rec.text and rec.exceptions and target.startswith(rec.exceptions[0][:40]):
-        order = reversed(order)
-    for i in order:
-        if snippet and snippet[:60] in read[i]:
-            return rec.lines[i].number, rec.lines[i].text
+        order = order[::-1]
+    for key in dict.fromkeys((snippet[:60], snippet[:60].strip(), snippet[:30].strip())):
+        for i in order:  # (the shorter keys: a match in a wrapped message that Record.joined put together)
+            if key and key in read[i]:
+                return rec.lines[i].number, rec.lines[i].text
     return rec.start, rec.lines[0].text
 
 
@@ -164,22 +166,27 @@ def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits], last_
     if rec.kind == "line" and rec.message.startswith(REQUEST_ECHO):
         return
     trace = matcher.trace
-    for rule in matcher.candidates(rec.text):
+    joined = rec.joined() if rec.kind == "traceback" or len(rec.lines) > 1 else None
+    for rule in matcher.candidates(rec.text if joined is None else rec.text + "\n" + joined):
         if trace is not None:
             trace.candidate(rule)
         for p in rule.match.any:
             m, target = _search(p, rec, matcher, rule)
+            alt = None
+            if m is None and joined is not None and p.in_ != "frames":
+                alt = joined  # a message wrapped over several lines, as one line
+                m, target = _search(p, rec, matcher, rule, alt)
             if m is None:
                 continue
             extra: dict[str, str] = {}
             missing = False
             for q in rule.match.require:
-                mq = _search(q, rec, matcher, rule)[0]
+                mq = _search(q, rec, matcher, rule, alt)[0]
                 if mq is None:
                     missing = True
                     break
                 extra.update({k: v for k, v in mq.groupdict().items() if v is not None})
-            if missing or any(_search(q, rec, matcher, rule)[0] is not None for q in rule.match.exclude):
+            if missing or any(_search(q, rec, matcher, rule, alt)[0] is not None for q in rule.match.exclude):
                 continue
             rh = hits.get(rule.id)
             if rh is None:

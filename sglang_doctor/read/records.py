@@ -110,6 +110,18 @@ class Record:
         """The last exception line of the chain (what Python printed last)."""
         return self.exceptions[-1] if self.exceptions else ""
 
+    def joined(self) -> str | None:
+        """The exception message with its wrapped lines joined (a message a terminal or a web page
+        wrapped over several lines); None when no message spans lines. Rules whose pattern finds no
+        match in the record as printed are tried on it."""
+        if self.kind == "traceback":
+            if not any("\n" in e for e in self.exceptions):
+                return None
+            return "\n".join(join_wrapped(e.split("\n")) for e in self.exceptions)
+        if len(self.lines) > 1 and _LONE_EXC_LINE.match(self.message.strip()):
+            return join_wrapped(self.text.split("\n"))
+        return None
+
 
 # Request logging (--log-requests) echoes users' prompts and the model's answers into the log; their
 # text is user data, never a diagnostic, whatever error messages it quotes.
@@ -123,6 +135,31 @@ def parse_ts(s: str) -> datetime:
     if len(head) != 19 or head[10] != " ":
         raise ValueError(f"not a timestamp: {s!r}")
     return datetime.fromisoformat(head)
+
+
+# Terminal widths at which a wrapped line was cut mid-word (joined without a space).
+_TERMINAL_WIDTHS = frozenset((80, 100, 120, 132, 160, 200))
+
+
+def join_wrapped(lines: list[str]) -> str:
+    """Lines of one message as one line: a space between them, none where a terminal cut a word."""
+    out = lines[0].rstrip()
+    for prev, ln in zip(lines, lines[1:]):
+        piece = ln.strip()
+        if not piece:
+            continue
+        hard = len(prev) in _TERMINAL_WIDTHS and not prev.endswith(" ") and prev[-1:].isalnum() and piece[:1].isalnum()
+        out += piece if hard else " " + piece
+    return out
+
+
+def _wraps(prev: str, text: str) -> bool:
+    """`text`, flush left, continues the exception message on the line above it: the message breaks
+    off mid-sentence (no closing punctuation) and `text` goes on in lower case, as a line wrapped by a
+    terminal or a web page does."""
+    end = prev.rstrip()[-1:]
+    return bool(end) and end not in ".!?:;" and text[:1].islower() and frame_of(text) is None \
+        and not _LONE_EXC_LINE.match(text)
 
 
 class Header(NamedTuple):
@@ -311,7 +348,8 @@ class Segmenter:
                 out.append(Record("line", [line], header.ts if header else None, header.rank if header else "", body))
                 return out
             if op.state == "bare":
-                if header is None and len(op.record.lines) < MAX_RECORD_LINES and _continues_bare(text):
+                if header is None and len(op.record.lines) < MAX_RECORD_LINES and (
+                        _continues_bare(text) or _wraps(op.record.lines[-1].text, text)):
                     op.add(line, text)
                     return out
                 out.append(self._close())
