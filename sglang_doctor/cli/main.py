@@ -373,7 +373,9 @@ def _expand(files: tuple[str, ...]) -> list[str]:
     for f in files:
         p = Path(f)
         if f != "-" and p.is_dir():
-            found = sorted(x for x in p.rglob("*") if x.is_file() and (x.name.endswith(".log") or x.name.endswith(".log.gz")))
+            from sglang_doctor.read.reader import log_files
+
+            found = log_files(p)
             # A directory without logs stays an input: the reader reports it (exit status 2).
             out.extend(str(x) for x in found) if found else out.append(f)
         else:

@@ -441,6 +441,18 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
                    docs=f"docs/rules/{rule.code}-{rule.id}.md")
 
 
+# A warning logged at most this many lines before a failure (a request rejected, then the crash its
+# handling caused) is taken as what the last resort would only call unknown.
+WARNED_BEFORE = 8
+
+
+def _warned_just_before(f: Finding, warned: list[Evidence]) -> bool:
+    if not f.evidence:
+        return False
+    at = f.evidence[0]
+    return any(w.input == at.input and at.line - WARNED_BEFORE <= w.line <= at.line for w in warned)
+
+
 def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
     """Root cause first: drop fallbacks an explained error makes redundant, mark consequences."""
     fired = {f.rule: (r, f) for r, f in pairs}
@@ -463,9 +475,15 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
                                     (f.evidence and all((e.input, e.line) in specific_lines for e in f.evidence))))]
     # A last resort only says that the launch failed: another error that names a cause says more (a
     # warning does not: the failed launch would then pass as one that only needs tuning).
-    if any(f.severity == "error" and not r.last_resort and not r.consequence and r.id not in follows
-           for r, f in kept):
-        kept = [(r, f) for r, f in kept if not r.last_resort]
+    # A last resort that only saw the launcher report a failure (captures `lead: symptom`: an exit code,
+    # SIGQUIT) gives way to any other error, a symptom rule's included: it would say less.
+    causes = any(f.severity == "error" and not r.last_resort and not r.consequence and r.id not in follows
+                 for r, f in kept)
+    errors = any(f.severity == "error" and not r.last_resort for r, f in kept)
+    warned = [e for r, f in kept if f.severity == "warning" for e in f.evidence[:1]]
+    kept = [(r, f) for r, f in kept
+            if not (r.last_resort and (causes or (errors and f.captures.get("lead") == "symptom")
+                                       or _warned_just_before(f, warned)))]
     for r, f in kept:
         if r.id in follows:
             mark_consequence(f, follows[r.id][1])

@@ -145,8 +145,11 @@ def crash_evidence(ctx: Context) -> list[CheckHit]:
         return []
     from sglang_doctor.facts.crash import known_facts
 
+    from sglang_doctor.facts.crash import PEER_SYMPTOM
+
     caps = {"evidence": str(ctx.get("crash.evidence")), "kind": lead.kind}
-    for name in ("stops", "exception_first", "exception_last", "sglang_frame", "subsystem", "subsystem_why"):
+    for name in ("stops", "exception_first", "exception_last", "sglang_frame", "subsystem", "subsystem_why",
+                 "subsystem_where"):
         value = ctx.get(f"crash.{name}")
         if value:
             caps[name] = str(value)
@@ -154,6 +157,10 @@ def crash_evidence(ctx: Context) -> list[CheckHit]:
         lead.text.strip() if lead.kind in ("exception", "native") else None)
     if exc:
         caps["exception"] = exc
+    if not exc or PEER_SYMPTOM.search(exc):
+        # No exception of its own, or one that says a peer failed first: a symptom, which gives way to
+        # any other error (see rank_findings).
+        caps["lead"] = "symptom"
     known = known_facts(ctx)
     if known:
         caps["known"] = known
@@ -169,7 +176,7 @@ CHECKS: dict[str, Callable[[Context], list[CheckHit]]] = {
 # The captures each check can give a hit (what its rule's templates may name; see lint.py).
 CHECK_CAPTURES: dict[str, frozenset[str]] = {
     "crash-evidence": frozenset({"evidence", "kind", "stops", "exception_first", "exception_last", "sglang_frame",
-                                 "subsystem", "subsystem_why", "known", "exception"}),
+                                 "subsystem", "subsystem_why", "subsystem_where", "known", "exception", "lead"}),
     "launch-flag-unknown": frozenset({"flag", "release", "stated", "value", "nearest"}),
     "launch-flag-deprecated": frozenset({"flag", "release", "value", "replacement", "hint"}),
     "router-flag-unknown": frozenset({"flag", "release", "stated", "launcher", "value", "nearest", "since"}),

@@ -58,6 +58,11 @@ _ERRORISH = re.compile(r"(?i)error|exception|fail|fault|abort|out of memory|not 
                        r"can't|unable|invalid|illegal|timed? ?out|refused|denied|killed|crash")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 
+# An exception that says another process failed first (a peer rank, the NCCL/gloo link to it): the
+# crash net then only reports a symptom, and gives way to the rule that says where the cause is.
+PEER_SYMPTOM = re.compile(r"gloo/transport|Connection (?:closed|reset) by peer|remote process exited|Broken pipe|"
+                          r"Watchdog caught collective|could finish the model loading, but there are other ranks|"
+                          r"monitoredBarrier")
 # Signs that mean a failure even after the server reported ready (the others may be one request's).
 FATAL_KINDS = frozenset({"component", "sigquit", "kill-tree", "exit", "watchdog", "native"})
 # Lines a stalled phase may show last that say what it is doing (a JIT build during capture).
@@ -241,11 +246,14 @@ class CrashWatch:
 
         found = classify(tb.frames, tb.exceptions)
         if found:
-            ctx.set("crash.subsystem_id", found[0].id, tb.start)
-            ctx.set("crash.subsystem", found[0].name, tb.start)
-            ctx.set("crash.subsystem_why", found[0].why, tb.start)
+            first = found[0]
+            ctx.set("crash.subsystem_id", first.subsystem.id, tb.start)
+            ctx.set("crash.subsystem", first.subsystem.name, tb.start)
+            ctx.set("crash.subsystem_why", first.subsystem.why, tb.start)
+            ctx.set("crash.subsystem_where", f"frame {describe_frame(first.frame)}" if first.frame
+                    else "its exception", tb.start)
             if len(found) > 1:
-                ctx.set("crash.subsystems", ",".join(s.id for s in found), tb.start)
+                ctx.set("crash.subsystems", ",".join(f.subsystem.id for f in found), tb.start)
 
     def _stops(self, ctx: Context, tb: Seen | None, stall: Sign | None, ready: bool) -> str:
         if tb is not None and tb.cut:

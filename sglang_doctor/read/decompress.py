@@ -52,7 +52,7 @@ class Decompressed(io.RawIOBase):
         if self.warning is not None:
             return 0
         try:
-            data = self._inner.read(len(buf))
+            data = self._inner.read1(len(buf))  # (read() would drop what it had read when the break comes)
         except (EOFError, OSError, ValueError) as e:  # EOFError: cut short; OSError/zlib/lzma: corrupt
             self.warning = (f"the {self.format} archive is truncated or damaged after {self.bytes_out:,} "
                             f"bytes of text ({_reason(e)}): read up to the break")
@@ -124,16 +124,41 @@ class _ZstdReader:
         out, self._pending = self._pending[:n], self._pending[n:]
         return out
 
+    read1 = read
+
     def close(self) -> None:
         pass
 
 
-def decompressing(raw: BinaryIO) -> BinaryIO:
-    """`raw` itself for plain bytes, or a buffered decompressing reader over it.
+class _Unread(io.RawIOBase):
+    """The bytes read to sniff a stream that cannot peek, put back in front of the rest of it."""
 
-    `raw` must be peekable (a buffered file or stdin) so its first bytes stay in the stream.
-    """
-    head = raw.peek(HEAD_BYTES)[:HEAD_BYTES] if hasattr(raw, "peek") else b""
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: Any) -> int:
+        if self._head:
+            n = min(len(buf), len(self._head))
+            buf[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(buf))
+        buf[:len(data)] = data
+        return len(data)
+
+
+def decompressing(raw: BinaryIO) -> BinaryIO:
+    """`raw` itself for plain bytes, or a buffered decompressing reader over it (a stream that
+    cannot peek has its first bytes put back in front of it)."""
+    if hasattr(raw, "peek"):
+        head = raw.peek(HEAD_BYTES)[:HEAD_BYTES]
+    else:
+        head = raw.read(HEAD_BYTES)
+        raw = io.BufferedReader(_Unread(head, raw))  # type: ignore[arg-type]
     fmt = sniff(head)
     if fmt is None:
         return raw

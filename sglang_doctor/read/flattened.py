@@ -73,7 +73,9 @@ def split_flattened(text: str) -> list[str] | None:
         cuts.append((start, kind))
         if kind == "chain":
             cuts.append((m.end(), "after-chain"))
-    if len(cuts) < 2 and not (cuts and cuts[0][0] > 0):
+    if len([c for c in cuts if c[0] > 0]) < 2:
+        # one record start inside the line is a line that ran on (a progress bar without its newline
+        # before a log line): rules read it as it is
         return None
     bounds = [c[0] for c in cuts]
     if bounds[0] != 0:

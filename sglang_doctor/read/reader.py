@@ -284,6 +284,15 @@ def iter_lines_from_binary(stream: BinaryIO) -> Iterator[Line]:
         yield from lines_of_chunk(first, chunk)
 
 
+# Log files in a directory: `x.log`, rotated `x.log.1`, `x.txt`, each also compressed.
+_LOG_NAME = re.compile(r".+\.(?:log(?:\.\d+)?|txt)(?:\.(?:gz|bz2|xz|zst))?$")
+
+
+def log_files(directory: Path) -> list[Path]:
+    """The log files under a directory (walked), in name order."""
+    return sorted(x for x in directory.rglob("*") if x.is_file() and _LOG_NAME.fullmatch(x.name))
+
+
 def display_name(path: str) -> str:
     """How an input is named in reports: `-` is standard input."""
     return "<stdin>" if path == "-" else path

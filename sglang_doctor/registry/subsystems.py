@@ -102,26 +102,33 @@ def frame_subsystem(frame: str) -> Subsystem | None:
     return None
 
 
-def classify(frames: list[str], exceptions: list[str]) -> list[Subsystem]:
-    """Subsystems of a traceback, most telling first (at most MAX_FOUND)."""
-    found: list[Subsystem] = []
+class Found(NamedTuple):
+    """A subsystem a traceback shows, and the frame that shows it (None: its exception names it)."""
 
-    def add(s: Subsystem) -> None:
-        if s not in found:
-            found.append(s)
+    subsystem: Subsystem
+    frame: str | None
+
+
+def classify(frames: list[str], exceptions: list[str]) -> list[Found]:
+    """Subsystems of a traceback, most telling first (at most MAX_FOUND)."""
+    found: list[Found] = []
+
+    def add(s: Subsystem, frame: str | None) -> None:
+        if all(f.subsystem != s for f in found):
+            found.append(Found(s, frame))
 
     text = "\n".join(exceptions)
     for s in subsystems():
         if any(rx.search(text) for rx in s.exceptions):
-            add(s)
+            add(s, None)
     primary = False
     for frame in reversed(frames):  # innermost first
         s = frame_subsystem(frame)
         if s is None:
             continue
         if not primary:
-            add(s)
+            add(s, frame)
             primary = True
         elif s.mode:
-            add(s)
+            add(s, frame)
     return found[:MAX_FOUND]
