@@ -143,27 +143,25 @@ def crash_evidence(ctx: Context) -> list[CheckHit]:
     lead = ctx.crash.lead
     if lead is None:
         return []
-    from sglang_doctor.facts.crash import known_facts
-
-    from sglang_doctor.facts.crash import PEER_SYMPTOM
+    from sglang_doctor.facts.crash import SYMPTOM_EXCEPTION
 
     caps = {"evidence": str(ctx.get("crash.evidence")), "kind": lead.kind}
     for name in ("stops", "exception_first", "exception_last", "sglang_frame", "subsystem", "subsystem_why",
                  "subsystem_where"):
         value = ctx.get(f"crash.{name}")
         if value:
-            caps[name] = str(value)
+            caps[name] = str(value).rstrip(".") if name.startswith("exception") else str(value)
     exc = caps.get("exception_last") or caps.get("exception_first") or (
-        lead.text.strip() if lead.kind in ("exception", "native") else None)
+        lead.text.strip().rstrip(".") if lead.kind in ("exception", "native") else None)
     if exc:
         caps["exception"] = exc
-    if not exc or PEER_SYMPTOM.search(exc):
-        # No exception of its own, or one that says a peer failed first: a symptom, which gives way to
-        # any other error (see rank_findings).
+    if not exc or SYMPTOM_EXCEPTION.search(exc):
+        # No exception of its own, or one that only says something else failed first: a symptom, which
+        # gives way to any other error (see rank_findings).
         caps["lead"] = "symptom"
-    known = known_facts(ctx)
+    known = ctx.get("crash.known")
     if known:
-        caps["known"] = known
+        caps["known"] = str(known)
     return [CheckHit(lead.line, lead.text, caps)]
 
 

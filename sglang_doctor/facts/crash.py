@@ -58,11 +58,14 @@ _ERRORISH = re.compile(r"(?i)error|exception|fail|fault|abort|out of memory|not 
                        r"can't|unable|invalid|illegal|timed? ?out|refused|denied|killed|crash")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 
-# An exception that says another process failed first (a peer rank, the NCCL/gloo link to it): the
-# crash net then only reports a symptom, and gives way to the rule that says where the cause is.
-PEER_SYMPTOM = re.compile(r"gloo/transport|Connection (?:closed|reset) by peer|remote process exited|Broken pipe|"
-                          r"Watchdog caught collective|could finish the model loading, but there are other ranks|"
-                          r"monitoredBarrier")
+# An exception that only says something else failed first (a peer rank, the NCCL/gloo link to it, a
+# scheduler whose error is "above"): the crash net then reports a symptom, and gives way to the rule that
+# says where the cause is.
+SYMPTOM_EXCEPTION = re.compile(
+    r"gloo/transport|Connection (?:closed|reset) by peer|remote process exited|Broken pipe|"
+    r"Watchdog caught collective|could finish the model loading, but there are other ranks|monitoredBarrier|"
+    r"Initialization failed\. Please see the error messages above|Rank \d+ scheduler is dead|"
+    r"scheduler died during initialization")
 # Signs that mean a failure even after the server reported ready (the others may be one request's).
 FATAL_KINDS = frozenset({"component", "sigquit", "kill-tree", "exit", "watchdog", "native"})
 # Lines a stalled phase may show last that say what it is doing (a JIT build during capture).
@@ -200,6 +203,7 @@ class CrashWatch:
         if tb is not None:
             self._traceback_facts(ctx, tb)
         ctx.set("crash.stops", self._stops(ctx, tb, stall, ready), self.last_line or None)
+        ctx.set("crash.known", known_facts(ctx), None)
 
     def _counts(self, s: Sign, ctx: Context) -> bool:
         if self.user_stop is not None and s.line >= self.user_stop:
@@ -251,9 +255,12 @@ class CrashWatch:
             ctx.set("crash.subsystem", first.subsystem.name, tb.start)
             ctx.set("crash.subsystem_why", first.subsystem.why, tb.start)
             ctx.set("crash.subsystem_where", f"frame {describe_frame(first.frame)}" if first.frame
-                    else "its exception", tb.start)
+                    else "named by its exception", tb.start)
             if len(found) > 1:
                 ctx.set("crash.subsystems", ",".join(f.subsystem.id for f in found), tb.start)
+            isolatable = [f.subsystem.name for f in found if f.subsystem.isolate]
+            if isolatable:
+                ctx.set("crash.isolated", " and ".join(isolatable), tb.start)
 
     def _stops(self, ctx: Context, tb: Seen | None, stall: Sign | None, ready: bool) -> str:
         if tb is not None and tb.cut:

@@ -107,11 +107,12 @@ def known_facts() -> frozenset[str]:
     import inspect
     import re
 
-    from sglang_doctor.facts import context
+    from sglang_doctor.facts import context, crash
 
     from sglang_doctor.launch.launch_env import FACTS  # (only when linting: see _FACT_FAMILIES)
 
-    names = set(re.findall(r"""\.set\(\s*["']([a-z_]+\.[a-z_.]+)["']""", inspect.getsource(context)))
+    names = {n for mod in (context, crash)
+             for n in re.findall(r"""\.set\(\s*["']([a-z_]+\.[a-z_.]+)["']""", inspect.getsource(mod))}
     return frozenset(names | {"server_args.truncated", *FACTS})
 
 
