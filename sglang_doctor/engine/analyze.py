@@ -639,6 +639,8 @@ def analyze_chunks(chunks: Iterable[tuple[int, bytes]], matcher: Matcher, input_
                 a.feed(line)
             continue
         a.ctx.sampling = True
+        if not a.ctx.text_lines and block.strip():
+            a.ctx.text_lines = 1  # (the scanner's path decodes only its hit lines)
         a.ctx.sample_block(block[:DECODE_SAMPLE_BYTES])
         if first == 1 and (not starts or starts[0] != 0):
             starts = [0, *starts]

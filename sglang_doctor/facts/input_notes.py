@@ -17,13 +17,9 @@ _SGLANG_FACTS = ("sglang.version", "model.arch", "kv.tokens", "kv.max_total_num_
                  "cuda_graph.capture_started", "gpu.free_gb_before_load", "crash.sglang_frame")
 
 
-# Past this size only the scanner's hit lines are read (engine/analyze.py): not empty whatever they are.
-_READ_WHOLE = 256 * 1024
-
-
 def is_empty(result: Any) -> bool:
     """No text at all: zero bytes, or nothing but blank lines, NULs, CRs and byte-order marks."""
-    return not result.context.text_lines and result.bytes < _READ_WHOLE
+    return not result.context.text_lines
 
 
 def sglang_seen(ctx: Any) -> bool:

@@ -88,7 +88,7 @@ def diagnose(names: list[str], rules: list[Rule], options: Options | None = None
         run.report.inputs.append(info)
         if result is None:
             info.error = error
-            run.errors.append(error if name in str(error) else f"{name}: {error}")
+            run.errors.append(error if name in str(error) or info.name in str(error) else f"{name}: {error}")
             continue
         info.lines, info.bytes = result.lines, result.bytes
         run.results.append(result)

@@ -153,13 +153,20 @@ def join_wrapped(lines: list[str]) -> str:
     return out
 
 
+WRAPPED_MIN_CHARS = 60  # a line a terminal or page wrapped is at least this long
+
+
 def _wraps(prev: str, text: str) -> bool:
     """`text`, flush left, continues the exception message on the line above it: the message breaks
     off mid-sentence (no closing punctuation) and `text` goes on in lower case, as a line wrapped by a
     terminal or a web page does."""
-    end = prev.rstrip()[-1:]
-    return bool(end) and end not in ".!?:;" and text[:1].islower() and frame_of(text) is None \
-        and not _LONE_EXC_LINE.match(text)
+    if prev[:1].isspace() or prev.startswith(_CONTINUATION_STARTS) or _PATH_LINE.match(prev):
+        return False  # the message is over: a backtrace or a location follows it
+    prev = prev.rstrip()
+    end = prev[-1:]
+    # (a short line that ends without a comma is a message of its own, not one a width cut)
+    broken = end in (",", "(", "-") or (len(prev) >= WRAPPED_MIN_CHARS and end not in ".!?:;)")
+    return broken and text[:1].islower() and frame_of(text) is None and not _LONE_EXC_LINE.match(text)
 
 
 class Header(NamedTuple):
