@@ -65,7 +65,7 @@ SYMPTOM_EXCEPTION = re.compile(
     r"gloo/transport|Connection (?:closed|reset) by peer|remote process exited|Broken pipe|"
     r"Watchdog caught collective|could finish the model loading, but there are other ranks|monitoredBarrier|"
     r"Initialization failed\. Please see the error messages above|Rank \d+ scheduler is dead|"
-    r"scheduler died during initialization")
+    r"scheduler died during initialization|NCCL communicator was aborted on rank")
 # Signs that mean a failure even after the server reported ready (the others may be one request's).
 FATAL_KINDS = frozenset({"component", "sigquit", "kill-tree", "exit", "watchdog", "native"})
 # Lines a stalled phase may show last that say what it is doing (a JIT build during capture).
