@@ -262,9 +262,11 @@ class CrashWatch:
             if isolatable:
                 ctx.set("crash.isolated", " and ".join(isolatable), tb.start)
 
-    def _stops(self, ctx: Context, tb: Seen | None, stall: Sign | None, ready: bool) -> str:
+    def _stops(self, ctx: Context, tb: Seen | None, stall: Sign | None, ready: bool) -> str | None:
         if tb is not None and tb.cut:
             return f"The traceback is cut after {tb.cut}: paste the rest of it"
+        if self.pasted:
+            return None  # (an excerpt given to explain: where it ends says nothing)
         if stall is not None:
             return f"The log ends at line {self.last_line} with no progress line after line {stall.line}"
         if not ready:
