@@ -96,8 +96,11 @@ def test_a_chained_traceback_cut_in_its_second_part_quotes_the_first_exception()
     '[2025-10-01 10:00:50] http://proxy-host:3138 "GET http://0.0.0.0:25600/get_model_info HTTP/1.1" 403 1234',
     "[2025-10-01 10:00:50 TP0] RuntimeError: an error no rule knows",
     "Fatal Python error: Aborted",
+    "Process Process-1:",
+    "CUDA Error: no kernel image is available for execution on the device (209) /tmp/flashinfer/handler.cuh: line 130",
 ], ids=["sigquit", "kill-tree", "died-init", "watchdog-exit", "compose-exit", "shell-segv", "watchdog-timeout",
-        "debug-dump", "warmup-error", "warmup-proxy-403", "exception-line", "faulthandler"])
+        "debug-dump", "warmup-error", "warmup-proxy-403", "exception-line", "faulthandler", "multiprocessing-child",
+        "native-error-line"])
 def test_each_sign_of_failure_makes_an_error(line):
     errors = _errors(HEAD + line + "\n")
     assert errors, line
@@ -109,7 +112,8 @@ def test_each_sign_of_failure_makes_an_error(line):
     "[2025-10-01 10:01:10 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=True)",
     '[2025-10-01 10:01:10] 127.0.0.1:5000 - "GET /get_model_info HTTP/1.1" 200 OK',
     "[2025-10-01 10:01:10] Receive: obj=GenerateReqInput(text='RuntimeError: in a prompt')",
-], ids=["kill-tree-cleanup", "exit-0", "soft-watchdog", "warmup-200", "request-echo"])
+    "[2025-10-01 10:01:10] Process group ready: 8 ranks",
+], ids=["kill-tree-cleanup", "exit-0", "soft-watchdog", "warmup-200", "request-echo", "process-word"])
 def test_near_misses_after_ready_stay_clean(line):
     assert _errors(HEAD + READY + line + "\n") == []
 

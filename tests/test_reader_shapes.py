@@ -92,6 +92,21 @@ def test_a_flattened_ray_paste_keeps_the_source_line_out_of_the_exception():
                                      "    foo()", "ValueError: x"]
 
 
+def test_a_raise_pasted_with_its_exception_is_split():
+    line = ("raise RuntimeError( RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+            "multiprocessing, you must use the 'spawn' start method")
+    assert split_flattened(line) == ["    raise RuntimeError(", line[len("raise RuntimeError( "):]]
+
+
+def test_a_multi_line_message_that_is_no_wrap_stays_apart():
+    """ptxas's stderr under a PTXASError is more output, not the exception's sentence: not joined."""
+    tb = ("Traceback (most recent call last):\n  File \"/x/triton/compiler.py\", line 442, in make_cubin\n"
+          "    raise PTXASError(x)\ntriton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error\n"
+          "`ptxas` stderr:\nptxas /tmp/t.ptx, line 606; error   : Feature '.tile::gather4' not supported on .t\n")
+    rec = [r for r in segment(iter_lines_from_text(tb)) if r.kind == "traceback"][0]
+    assert rec.joined() is None
+
+
 @pytest.mark.parametrize("line", [
     "[2025-10-01 10:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):",
     "[2025-10-01 10:00:00 TP0] Decode batch. #running-req: 1, #token: 20, token usage: 0.00, gen throughput (token/s): 1.0",

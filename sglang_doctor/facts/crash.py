@@ -42,6 +42,11 @@ _SOFT = "self.soft=True"
 _WARMUP = re.compile(r"Initialization failed\. warmup error|warmup failed|"
                      r"\"(?:GET|POST) \S*/(?:get_model_info|model_info|generate|health_generate|health)"
                      r"(?:\?\S*)? HTTP/1\.[01]\" (?P<status>[45]\d\d)\b")
+# multiprocessing's report of a child that died of an exception (process.py _bootstrap writes it before
+# the traceback): `Process Process-1:`, `Process SpawnProcess-2:`.
+_MP_CHILD = re.compile(r"^Process [\w.-]{1,80}:\s*$")
+# An error a native library prints on a line of its own (flashinfer's and sgl-kernel's CUDA checks, HIP's).
+_NATIVE_ERROR = re.compile(r"^(?:CUDA|HIP|NCCL|cuBLAS|CUBLAS|cuDNN) [Ee]rror: \S")
 # An exception line standing at the start of a logged message.
 _EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*(?:Error|Exception)|Exception)(?::\s|\s*$)")
 _TRACEBACK = "Traceback (most recent call last):"
@@ -158,6 +163,10 @@ class CrashWatch:
                 what = (f"the warm-up request got HTTP {m['status']}" if m["status"]
                         else "the warm-up request failed")
                 self._add("warmup", rec, what, ready)
+        if msg.startswith("Process ") and _MP_CHILD.match(msg):
+            self._add("exception", rec, "a child process died of an exception (multiprocessing)", ready)
+        if "rror: " in msg[:14] and _NATIVE_ERROR.match(msg):
+            self._add("exception", rec, f"an error ({_first_line(msg)})", ready, msg)
         if ("Error" in msg or "Exception" in msg) and _EXC_LINE.match(msg):
             if _USER_STOP.match(msg):
                 self.user_stop = self.user_stop or rec.start

@@ -5,7 +5,8 @@ A web page or chat that flattens a pasted log puts a whole traceback - header, f
 exception - on one line, often with Ray's `(Worker pid=N)` before each former line. Such a line is
 split back at the places where a record starts (an SGLang log header, `Traceback (most recent call
 last):`, a chain marker, a `File "…", line N, in f` frame, a `[rankN]: ` tag), a frame's source line
-is separated from it, and the exception after the last frame gets a line of its own. A traceback
+is separated from it, and the exception after the last frame (or after a `raise …` source line pasted
+with it) gets a line of its own. A traceback
 held in one line as an escaped string (a warm-up error's JSON body: `Traceback (most recent call
 last):\\n  File \\"…\\"`) is split at its `\\n` escapes. Each piece keeps the line number of the line.
 """
@@ -34,10 +35,14 @@ _EXC = re.compile(r"(?:^|(?<=\s))(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exceptio
 MAX_PIECES = 4000
 
 
+# A frame's source line and the exception it raised pasted on one line: `raise RuntimeError( RuntimeError: …`.
+_RAISE_THEN = re.compile(r"^\s*raise \S[^\n]{0,300}?\s(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): \S)")
+
+
 def _maybe(text: str) -> bool:
     """Cheap test for a line worth looking at (most lines are not)."""
     return ('File "' in text or _TRACEBACK in text or "pid=" in text[1:] or text.find("[20", 1) >= 0
-            or "\\n" in text)
+            or "\\n" in text or text.lstrip().startswith("raise "))
 
 
 def _escaped(text: str) -> list[str] | None:
@@ -56,6 +61,9 @@ def split_flattened(text: str) -> list[str] | None:
     escaped = _escaped(text)
     if escaped is not None:
         return escaped
+    m = _RAISE_THEN.match(text)
+    if m is not None:
+        return ["    " + text[:m.end()].strip(), text[m.end():].strip()]
     marks = list(_MARK.finditer(text))
     if len(marks) < 2:
         return None

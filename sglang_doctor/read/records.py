@@ -117,9 +117,11 @@ class Record:
         if self.kind == "traceback":
             if not any("\n" in e for e in self.exceptions):
                 return None
-            return "\n".join(join_wrapped(e.split("\n")) for e in self.exceptions)
+            joined = "\n".join(join_wrapped(e.split("\n")) for e in self.exceptions)
+            return joined if joined != "\n".join(self.exceptions) else None
         if len(self.lines) > 1 and _LONE_EXC_LINE.match(self.message.strip()):
-            return join_wrapped(self.text.split("\n"))
+            joined = join_wrapped(self.text.split("\n"))
+            return joined if joined != self.text else None
         return None
 
 
@@ -142,11 +144,16 @@ _TERMINAL_WIDTHS = frozenset((80, 100, 120, 132, 160, 200))
 
 
 def join_wrapped(lines: list[str]) -> str:
-    """Lines of one message as one line: a space between them, none where a terminal cut a word."""
+    """Lines of one message with the wrapped ones joined: a space between a line that broke off and
+    its continuation, none where a terminal cut a word; other line breaks stay."""
     out = lines[0].rstrip()
     for prev, ln in zip(lines, lines[1:]):
         piece = ln.strip()
         if not piece:
+            out += "\n"
+            continue
+        if not _wraps(prev, piece):
+            out += "\n" + piece
             continue
         hard = len(prev) in _TERMINAL_WIDTHS and not prev.endswith(" ") and prev[-1:].isalnum() and piece[:1].isalnum()
         out += piece if hard else " " + piece
