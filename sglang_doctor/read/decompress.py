@@ -156,6 +156,9 @@ def decompressing(raw: BinaryIO) -> BinaryIO:
     cannot peek has its first bytes put back in front of it)."""
     if hasattr(raw, "peek"):
         head = raw.peek(HEAD_BYTES)[:HEAD_BYTES]
+        if not head:
+            # End of input already (a terminal's Ctrl-D is not sticky: reading on would wait for more).
+            return io.BytesIO(b"")
     else:
         head = raw.read(HEAD_BYTES)
         raw = io.BufferedReader(_Unread(head, raw))  # type: ignore[arg-type]
