@@ -82,10 +82,23 @@ def test_explain_arguments_and_stdin():
     assert json.loads(r.output)["findings"][0]["rule"] == "kv-pool-not-enough-memory"
 
 
-def test_explain_unknown_error_says_what_it_found():
+def test_explain_unknown_error_is_the_crash_net_not_clean():
+    """explain runs check's analysis: an error no rule knows is SGD739 quoting it, exit 1, never ✓."""
     r = CliRunner().invoke(main, ["explain", "ZeroDivisionError: something nobody has seen"])
-    assert r.exit_code == 0
-    assert "No rule recognises" in r.output and "ZeroDivisionError" in r.output and "--rules" in r.output
+    assert r.exit_code == 1
+    assert "SGD739" in r.output and "ZeroDivisionError: something nobody has seen" in r.output
+    assert "no known problem" not in r.output
+
+
+@pytest.mark.parametrize("text", ["CUDA out of memory.", "something failed while loading"])
+def test_explain_help_example_and_plain_error_text_are_not_clean(text):
+    r = CliRunner().invoke(main, ["explain", text])
+    assert r.exit_code == 1 and "no known problem" not in r.output
+
+
+def test_explain_of_text_that_is_no_error_is_clean_with_a_warning():
+    r = CliRunner().invoke(main, ["explain", "hello there"])
+    assert r.exit_code == 0 and "no SGLang launch found" in r.output
 
 
 def test_missing_file_is_exit_2_but_others_processed(tmp_path, demo_dir):

@@ -207,7 +207,8 @@ def _suppressor(st: _Settings) -> Any:
 
 def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = None,
               display_name: str | None = None) -> NoReturn:
-    """Diagnose, report and exit: the one path of check, demo and explain."""
+    """Diagnose, report and exit: the one path of check, demo and explain (`texts`: the text
+    pasted to explain, analysed as a log that failed)."""
     from sglang_doctor.pipeline.run import diagnose
     trace = None
     if st.why:
@@ -232,13 +233,7 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
             signal.signal(signal.SIGINT, previous)
     if display_name is not None and run.report.inputs:
         run.report.inputs[0].name = display_name
-    if texts:  # explain: its own answer to an error no rule knows (below) says more than a last resort
-        last = {r.id for r in st.rules if r.last_resort}
-        run.report.findings = [f for f in run.report.findings if f.rule not in last]
-        run.report.count()
     _baseline_notes(run, sup)
-    if texts and not run.report.findings and not run.report.suppressed and st.fmt == "text":
-        _explain_unknown(run, st.redact_hosts)
     after: list[str] = []
     if trace is not None:
         from sglang_doctor.pipeline.why import explain
@@ -390,7 +385,9 @@ def _expand(files: tuple[str, ...]) -> list[str]:
     for f in files:
         p = Path(f)
         if f != "-" and p.is_dir():
-            found = sorted(x for x in p.rglob("*") if x.is_file() and (x.name.endswith(".log") or x.name.endswith(".log.gz")))
+            from sglang_doctor.read.reader import log_files
+
+            found = log_files(p)
             # A directory without logs stays an input: the reader reports it (exit status 2).
             out.extend(str(x) for x in found) if found else out.append(f)
         else:
@@ -421,7 +418,12 @@ def demo(name: str | None, **opts: Any) -> None:
 @click.argument("text", nargs=-1)
 @common_options
 def explain(text: tuple[str, ...], **opts: Any) -> None:
-    """Explain a pasted traceback (stdin) or an error message given as arguments."""
+    """Explain a pasted traceback (stdin) or an error message given as arguments.
+
+    \b
+      sglang-doctor explain "CUDA out of memory."
+      docker logs sgl 2>&1 | tail -60 | sglang-doctor explain
+    """
     if text:
         body = " ".join(text)
     else:
@@ -432,26 +434,6 @@ def explain(text: tuple[str, ...], **opts: Any) -> None:
     if not body.strip():
         _die("nothing to explain: pass the error text as arguments or paste it on standard input")
     _diagnose(_settings(opts), ["<pasted>"], texts={"<pasted>": body})
-
-
-def _explain_unknown(run: Any, hosts: bool = False) -> None:
-    """No rule matched: say what was found and how to teach the tool."""
-    from sglang_doctor.policy.redact import redact_text
-
-    exc = ""
-    facts: dict[str, Any] = {}
-    if run.results:
-        res = run.results[0]
-        facts = {k: f.value for k, f in res.context.facts.items()}
-        exc = res.context.get("exception.first") or ""
-    lines = ["No rule recognises this error."]
-    if exc:
-        lines.append(f"  exception: {redact_text(exc, hosts)}")
-    for k, v in list(facts.items())[:8]:
-        lines.append(f"  {k}: {redact_text(str(v), hosts)}")
-    lines.append("  To teach sglang-doctor this error, write a rule (see README 'Writing a rule') and pass it")
-    lines.append("  with --rules DIR; `sglang-doctor rules show index-put-dtype-mismatch` shows a complete one.")
-    click.echo("\n".join(lines), err=True)
 
 
 # --- rules -------------------------------------------------------------------------

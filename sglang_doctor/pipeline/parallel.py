@@ -16,6 +16,7 @@ from typing import Any, Iterator
 from sglang_doctor.engine.prefilter import ScannerCache
 from sglang_doctor.engine.analyze import Matcher, analyze_chunks
 from sglang_doctor.read.reader import InputError, iter_chunks, open_input
+from sglang_doctor.facts.input_notes import input_warnings, is_empty
 from sglang_doctor.engine.rules import Rule
 
 MIN_PARALLEL_BYTES = 64 * 1024 * 1024  # below this, starting workers costs more than it saves
@@ -60,7 +61,11 @@ def _analyze_file(index: int, name: str) -> Outcome:
     try:
         stream = open_input(name)
         try:
-            return index, analyze_chunks(iter_chunks(stream), matcher, index, scanner, command), None
+            result = analyze_chunks(iter_chunks(stream), matcher, index, scanner, command)
+            result.warnings.extend(input_warnings(name, stream, result))
+            if is_empty(result):
+                return index, None, f"{name}: empty input (no log lines to diagnose)"
+            return index, result, None
         finally:
             stream.close()
     except InputError as e:

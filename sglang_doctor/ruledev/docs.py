@@ -57,7 +57,8 @@ def rule_markdown(rule: Rule, all_rules: list[Rule] | None = None) -> str:
              f"Severity: `{rule.severity}` · family: `{rule.family}` · SGLang releases: `{rule.versions}`"
              + (" · a consequence of another failure" if rule.consequence else "")
              + (" · generic: gives way to a more specific error" if rule.fallback else "")
-             + (" · last resort: gives way to any other error or warning" if rule.last_resort else "")
+             + (" · last resort: gives way to an error that names a cause" if rule.last_resort else "")
+             + (" · adds the switches that isolate the crash's subsystem" if rule.isolate else "")
              + (" · leaves tracebacks the log says were handled alone" if rule.skip_handled else ""), "",
              "## What it means", "", d.what.strip(), "", "## Why it happens", "", d.why.strip(), "",
              "## How to fix it", "", d.fix.strip(), ""]
