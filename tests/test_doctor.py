@@ -98,3 +98,38 @@ def test_a_switch_renamed_into_a_flag_value_keeps_its_meaning():
     first, second = new.fixes
     assert (first.flag, first.action, first.value) == ("--cuda-graph-backend-prefill", "set", "disabled")
     assert (second.flag, second.value) == ("--cuda-graph-max-bs-decode", None)  # a like-for-like rename
+
+
+def test_a_raise_or_lower_fix_that_goes_the_wrong_way_is_never_emitted(tmp_path):
+    """`raise --mem-fraction-static 0.79 → 0.25` (a value computed from text that is not this
+    launch's) is no fix; nor is `lower` to a higher value, nor a size raised to a smaller one."""
+    from rule_helpers import write_rule
+    from sglang_doctor.engine.rules import load_rules
+
+    rule = """id: wrong-way
+code: SGD1998
+title: computed fixes
+severity: error
+family: test
+match:
+  any:
+    - regex: 'mfs wants (?P<mfs>[\\d.]+), requests (?P<req>\\d+), shm (?P<shm>\\w+)'
+explanation: x
+fixes:
+  - {kind: flag, flag: --mem-fraction-static, action: raise, value: "{mfs}"}
+  - {kind: flag, flag: --max-running-requests, action: lower, value: "{req}"}
+  - {kind: flag, flag: --cuda-graph-max-bs, action: raise, value: "{shm}"}
+docs: {what: a, why: b, fix: c}
+"""
+    rules = load_rules([write_rule(tmp_path, rule, "wrong-way")], builtin=False)
+    head = ("[2026-05-02 09:14:00] server_args=ServerArgs(mem_fraction_static=0.79, max_running_requests=64, "
+            "cuda_graph_max_bs='16g')\n")
+
+    def fixes(line: str) -> list[tuple[str, str | None]]:
+        [f] = run_text(head + line + "\n", rules).findings
+        return [(x.flag, x.value) for x in f.fixes]
+
+    assert fixes("mfs wants 0.25, requests 128, shm 512m") == []
+    assert fixes("mfs wants 0.79, requests 64, shm 16g") == []
+    assert fixes("mfs wants 0.85, requests 32, shm 32g") == [
+        ("--mem-fraction-static", "0.85"), ("--max-running-requests", "32"), ("--cuda-graph-max-bs", "32g")]

@@ -157,15 +157,8 @@ def _evidence_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
     return rec.start, rec.lines[0].text
 
 
-# Request logging (--log-requests) echoes users' prompts and the model's answers into the
-# log; their text is user data, never a diagnostic, whatever error messages it quotes.
-_REQUEST_ECHO = ("Receive: obj=", "Finish: obj=")
-
-
 def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits], last_ts: str | None = None) -> None:
     """`last_ts`: the time of the latest header line before `rec`, for a record logged without one."""
-    if rec.kind == "line" and rec.message.startswith(_REQUEST_ECHO):
-        return
     trace = matcher.trace
     for rule in matcher.candidates(rec.text):
         if trace is not None:
@@ -335,8 +328,8 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
         frm = None if cur is None else str(cur)
         if _env_done(fix.action or "set", value, frm, ctx.get(f"env_set.{name}")):
             return None  # the launch already has it: not offered again
-    if value is not None and frm is not None and value == frm and fix.action in ("raise", "lower"):
-        return None  # nothing to change
+    if value is not None and frm is not None and fix.action in ("raise", "lower") and not _moves(fix.action, frm, value):
+        return None  # nothing to change, or a change the wrong way ("raise 0.79 → 0.25")
     replaces = None
     if fix.replaces:
         try:
@@ -351,6 +344,20 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
                 value = str(old)  # a rename keeps the user's value
     return FixOut(kind=fix.kind, flag=flag, name=name, action=fix.action, value=value, text=text,
                   replaces=replaces, versions=fix.versions, from_=frm, launcher="router" if router else None)
+
+
+_SIZE = re.compile(r"(?i)\s*(-?\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*")
+_UNIT = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def _moves(action: str, old: str, new: str) -> bool:
+    """Whether `new` goes from `old` the way `action` (raise / lower) says. Values that are not
+    numbers (or sizes such as `16g`) cannot be compared and count as moving when they differ."""
+    a, b = _SIZE.fullmatch(old), _SIZE.fullmatch(new)
+    if a is None or b is None:
+        return old != new
+    x, y = float(a[1]) * _UNIT[a[2].lower()], float(b[1]) * _UNIT[b[2].lower()]
+    return y > x if action == "raise" else y < x
 
 
 def _router_value(flag: str, ctx: Context) -> Any:
