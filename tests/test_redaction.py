@@ -250,3 +250,9 @@ def test_every_kind_of_secret_is_gone_from_every_format(tmp_path, fmt, source):
         assert rep["context"]["env"]["MY_SERVICE_KEY"] == PLACEHOLDER
         assert "MY_SERVICE_KEY=" in rep["context"]["command"]
         assert "-e MY_SERVICE_KEY=$MY_SERVICE_KEY" in rep["corrected_command"]
+
+
+def test_explain_lists_the_facts_of_an_unknown_error_without_secrets(tmp_path):
+    r = cli(["explain", "--cmd", "docker run -e MY_SERVICE_KEY=s3cr3tvalue123 img python3 -m sglang.launch_server "
+             "--model-path x", "FooBarError: something odd"])
+    assert "env.MY_SERVICE_KEY: <redacted>" in r.stderr and "s3cr3tvalue123" not in r.stdout + r.stderr

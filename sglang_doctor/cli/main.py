@@ -436,7 +436,7 @@ def _explain_unknown(run: Any, hosts: bool = False) -> None:
     if exc:
         lines.append(f"  exception: {redact_text(exc, hosts)}")
     for k, v in list(facts.items())[:8]:
-        lines.append(f"  {k}: {redact_text(str(v), hosts)}")
+        lines.append("  " + redact_text(f"{k}: {v}", hosts))  # (with its name: a secret-named fact is masked)
     lines.append("  To teach sglang-doctor this error, write a rule (see README 'Writing a rule') and pass it")
     lines.append("  with --rules DIR; `sglang-doctor rules show index-put-dtype-mismatch` shows a complete one.")
     click.echo("\n".join(lines), err=True)
