@@ -65,4 +65,4 @@ def test_follow_file_prints_finding_within_half_a_second(tmp_path):
 def test_follow_pipe_ends_with_summary_at_eof():
     proc = subprocess.run([str(SCRIPT), "--follow"], input=HEAD + CRASH, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 1
-    assert "SGD401" in proc.stdout and "1 error(s)" in proc.stdout
+    assert "SGD401" in proc.stdout and "1 error" in proc.stdout

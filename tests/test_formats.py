@@ -251,7 +251,7 @@ def test_markdown_on_demo(tmp_path):
     r = run(["--format", "markdown", local.name])
     assert r.exit_code == 1
     md = r.stdout
-    assert md.startswith("## sglang-doctor: ") and "error(s)" in md.splitlines()[0]
+    assert md.startswith("## sglang-doctor: 1 error, 1 warning")
     assert "### error SGD401: Model runs in float16" in md
     assert "**Fix:** `--dtype auto → bfloat16`" in md
     assert "### Corrected command\n\n```shell\ndocker run" in md and "--dtype bfloat16" in md

@@ -368,8 +368,9 @@ def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
     if st.fmt == "json":
         sys.stdout.write(json.dumps({"summary": s, "inputs": [asdict(i) for i in report.inputs]}) + "\n")
     else:
-        click.echo(f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info"
-                   if report.findings else "✓ no known problem found")
+        from sglang_doctor.report.common import summary_line
+
+        click.echo(summary_line(report) if report.findings else "✓ no known problem found")
     sys.exit(_exit_code(s, st.fail_on))
 
 

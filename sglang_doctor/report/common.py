@@ -1,8 +1,27 @@
-"""Small helpers the machine and Markdown formats share."""
+"""Small helpers the formats share."""
 
 from __future__ import annotations
 
-from sglang_doctor.model import Finding, Report
+import os
+
+from sglang_doctor.model import SEVERITIES, Finding, Report
+
+# The project's repository; rule pages live under docs/rules/ there. DOCS_BASE_URL is what
+# a finding's `docs` path (docs/rules/<code>-<id>.md) is appended to (SARIF helpUri, the text
+# report's last line). The environment variable SGLANG_DOCTOR_DOCS_URL replaces it (a fork, a
+# mirror, a tag).
+REPO_URL = "https://github.com/sglang-doctor/sglang-doctor"
+DOCS_BASE_URL = REPO_URL + "/blob/main/"
+DOCS_URL_ENV = "SGLANG_DOCTOR_DOCS_URL"
+
+
+def docs_base_url() -> str:
+    base = os.environ.get(DOCS_URL_ENV) or DOCS_BASE_URL
+    return base if base.endswith("/") else base + "/"
+
+
+def docs_path(f: Finding) -> str:
+    return f.docs or f"docs/rules/{f.code}-{f.rule}.md"
 
 
 
@@ -22,9 +41,24 @@ def first_location(report: Report, f: Finding) -> tuple[str, int | None]:
     return input_name(report, ev.input), ev.line
 
 
+def counts(summary: dict[str, int]) -> str:
+    """`1 error, 2 warnings, 3 info`: the severities that occur, most severe first."""
+    parts = []
+    for sev in SEVERITIES:
+        n = summary.get(sev, 0)
+        if n:
+            parts.append(f"{n} {sev}" + ("s" if n != 1 and sev != "info" else ""))
+    return ", ".join(parts) or "no findings"
+
+
+def root_cause(report: Report) -> Finding | None:
+    """The finding the report leads with: the first error that follows from nothing (findings
+    are ranked root cause first)."""
+    return next((f for f in report.findings if f.severity == "error" and not f.consequence_of), None)
+
+
 def summary_line(report: Report) -> str:
-    s = report.summary
-    line = f"{s.get('error', 0)} error(s), {s.get('warning', 0)} warning(s), {s.get('info', 0)} info"
+    line = counts(report.summary)
     if report.suppressed:
         line += f", {report.suppressed} suppressed"
     return line

@@ -1,22 +1,26 @@
-"""The default terminal report: findings, fixes, corrected command, startup summary.
+"""The default terminal report: the summary (counts and root cause) first, the startup summary,
+one block per finding (its consequences folded into one line each under their root cause, the
+same evidence on several ranks on one line), the corrected command, and where to read more.
 
 Plain text when stdout is not a terminal or NO_COLOR is set (see ansi.py).
 """
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any, TextIO
 
-from sglang_doctor.model import Finding, Report
+from sglang_doctor.model import Evidence, Finding, Report
 from sglang_doctor.report.ansi import Painter, terminal_width, wants_color
-from sglang_doctor.report.common import summary_line
+from sglang_doctor.report.common import docs_base_url, docs_path, root_cause, summary_line
 from sglang_doctor.report.fixes import describe_fix
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 SPARK = "▁▂▃▄▅▆▇█"
 MAX_EVIDENCE_SHOWN = 3
 MAX_EVIDENCE_CHARS = 220
+MAX_WIDTH = 110  # wider terminals still get lines one can read
 
 
 def sparkline(values: list[float], width: int = 40) -> str:
@@ -43,36 +47,113 @@ class _Out:
         self.out.write("".join(p if isinstance(p, str) else self.paint(*p) for p in parts) + "\n")
 
 
-def _finding(con: _Out, f: Finding, inputs: list[str], multi: bool) -> None:
-    con.print((f"{f.severity} ", _STYLE[f.severity]), (f"{f.code} ", "bold"), (f.title, "bold"),
-              (f"  [{f.rule}]", "dim"))
-    for ev in f.evidence[:MAX_EVIDENCE_SHOWN]:
-        name = inputs[ev.input] if ev.input < len(inputs) else "?"
-        loc = f"{name}:{ev.line}" if multi or name != "<stdin>" else f"line {ev.line}"
+def _wrapped(con: _Out, head: tuple[str, str], text: str, indent: int, width: int) -> None:
+    """`head` then `text`, wrapped to `width`; continuation lines start at column `indent`."""
+    lines = textwrap.wrap(text, max(width, len(head[0]) + 20), initial_indent=" " * len(head[0]),
+                          subsequent_indent=" " * indent, break_on_hyphens=False) or [""]
+    con.print(head, lines[0][len(head[0]):])
+    for ln in lines[1:]:
+        con.print(ln)
+
+
+def _ranks(ranks: list[str]) -> str:
+    """`TP0-TP7`, `TP0-TP2, TP5`: the ranks a line was logged on, runs of one kind collapsed."""
+    out: list[str] = []
+    run: list[tuple[str, int]] = []
+
+    def flush() -> None:
+        if run:
+            tag = run[0][0]
+            out.append(f"{tag}{run[0][1]}" + (f"-{tag.split()[-1]}{run[-1][1]}" if len(run) > 1 else ""))
+            run.clear()
+
+    for r in ranks:
+        m = _RANK.fullmatch(r)
+        if m is None:
+            flush()
+            out.append(r)
+            continue
+        tag, n = m[1], int(m[2])
+        if run and (run[-1][0] != tag or run[-1][1] + 1 != n):
+            flush()
+        run.append((tag, n))
+    flush()
+    return ", ".join(out)
+
+
+_RANK = re.compile(r"(.*?[A-Za-z_]+)(\d+)")  # "TP3" -> ("TP", 3); "DP0 TP3" -> ("DP0 TP", 3)
+
+
+def _evidence_groups(evidence: list[Evidence]) -> list[list[Evidence]]:
+    """Evidence lines with the same text (every rank logging the same error) as one group each,
+    in order of first appearance."""
+    groups: dict[str, list[Evidence]] = {}
+    for ev in evidence:
+        groups.setdefault(ev.text.strip(), []).append(ev)
+    return list(groups.values())
+
+
+def _where(ev: Evidence, inputs: list[str], multi: bool) -> str:
+    name = inputs[ev.input] if ev.input < len(inputs) else "?"
+    return f"{name}:{ev.line}" if multi or name != "<stdin>" else f"line {ev.line}"
+
+
+def _evidence(con: _Out, f: Finding, inputs: list[str], multi: bool, width: int) -> None:
+    covered = 0
+    for group in _evidence_groups(f.evidence)[:MAX_EVIDENCE_SHOWN]:
+        ev = group[0]
+        loc = _where(ev, inputs, multi)
+        if len(group) > 1:
+            ranks = [e.rank for e in group if e.rank]
+            loc += f" ×{len(group)}" + (f" [{_ranks(list(dict.fromkeys(ranks)))}]" if ranks else "")
+        covered += len(group)
         text = ev.text.strip()
         if len(text) > MAX_EVIDENCE_CHARS:
             text = text[:MAX_EVIDENCE_CHARS] + "…"
-        con.print(("  " + loc, "dim"), (" │ ", "dim"), text)
-    more = max(f.occurrences, len(f.evidence)) - min(len(f.evidence), MAX_EVIDENCE_SHOWN)
+        _wrapped(con, ("  " + loc + " │ ", "dim"), text, 4, width)
+    more = max(f.occurrences, len(f.evidence)) - covered
     if more > 0:
         con.print((f"  … and {more} more", "dim"))
+
+
+def _finding(con: _Out, f: Finding, inputs: list[str], multi: bool,
+             consequences: list[Finding] | None = None) -> None:
+    width = max(40, min(con.width, MAX_WIDTH))
+    con.print((f"{f.severity} ", _STYLE[f.severity]), (f"{f.code} ", "bold"), (f.title, "bold"),
+              (f"  [{f.rule}]", "dim"))
+    _evidence(con, f, inputs, multi, width)
     if f.consequence_of:
         # A consequence is one line: what it follows from (the JSON keeps the full explanation).
         con.print(("  " + (f.follows or f"Follows from {f.consequence_of}."), "dim"))
         con.print()
         return
     if f.explanation:
-        width = max(40, min(con.width, 110) - 2)
-        con.print(textwrap.fill(f.explanation, width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False))
+        con.print(textwrap.fill(f.explanation, width - 2, initial_indent="  ", subsequent_indent="  ",
+                                break_on_hyphens=False))
     for i, fx in enumerate(f.fixes):
         label = "  fix: " if i == 0 else "  or:  "
-        con.print((label, "bold green" if i == 0 else "green"), describe_fix(fx))
+        _wrapped(con, (label, "bold green" if i == 0 else "green"), describe_fix(fx), len(label), width)
+    for c in consequences or ():
+        where = (_where(c.evidence[0], inputs, True) if multi else f"line {c.evidence[0].line}") if c.evidence else ""
+        # (the rule id, not the title: one short line saying what followed, and where)
+        _wrapped(con, ("  then: ", "dim"), f"{c.code} {c.rule}" + (f" ({where})" if where else ""), 8, width)
     con.print()
 
 
 def write_finding(f: Finding, out: TextIO, inputs: list[str], color: bool | None = None) -> None:
     """One finding block on its own (used by --follow as findings happen)."""
     _finding(_Out(out, color), f, inputs, False)
+
+
+def _folded(findings: list[Finding]) -> dict[str, list[Finding]]:
+    """Consequences to show as one line under their root cause: rule id of the cause -> them.
+    (A consequence whose cause is not in the report keeps its own block.)"""
+    present = {f.rule for f in findings if not f.consequence_of}
+    out: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.consequence_of and f.consequence_of in present:
+            out.setdefault(f.consequence_of, []).append(f)
+    return out
 
 
 def _startup(con: _Out, s: dict[str, Any]) -> None:
@@ -97,7 +178,7 @@ def _startup(con: _Out, s: dict[str, Any]) -> None:
                  .get(s.get("cuda_graph", ""), "no CUDA graph capture"))
     if s.get("time_to_ready_s") is not None:
         facts.append(f"ready in {s['time_to_ready_s']:.0f} s")
-    con.print("  " + "; ".join(facts))
+    _wrapped(con, ("  ", ""), "; ".join(facts), 2, max(40, min(con.width, MAX_WIDTH)))
     tp = s.get("decode_throughput")
     if tp:
         con.print(f"  decode throughput median {tp['median']:.1f} tok/s (p10 {tp['p10']:.1f}, p90 {tp['p90']:.1f})  ",
@@ -111,10 +192,14 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
     names = [i.name for i in report.inputs]
     multi = len(names) > 1
     shown = [f for f in report.findings if not (quiet and f.severity == "info")]
+    if report.findings:
+        _summary(con, report)
     if not quiet and report.startup:
         _startup(con, report.startup)
+    folded = _folded(shown)
     for f in shown:
-        _finding(con, f, names, multi)
+        if f.consequence_of not in folded or f not in folded[f.consequence_of]:
+            _finding(con, f, names, multi, folded.get(f.rule) if not f.consequence_of else None)
     if report.corrected_command:
         con.print(("corrected command:", "bold green"))
         con.print("  " + report.corrected_command)
@@ -126,4 +211,21 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
         hidden = f" ({report.suppressed} suppressed)" if report.suppressed else ""
         con.print((f"✓ no known problem found in {', '.join(read) or 'the input'}{hidden}", "green"))
     else:
-        con.print((summary_line(report), "bold"))
+        _read_more(con, report, shown)
+
+
+def _summary(con: _Out, report: Report) -> None:
+    """The first line: how many findings, and the root cause when there is one."""
+    root = root_cause(report)
+    con.print((summary_line(report), "bold"),
+              (f" — root cause: {root.code} {root.title}" if root is not None else "", "bold"))
+    con.print()
+
+
+def _read_more(con: _Out, report: Report, shown: list[Finding]) -> None:
+    """The last line: where the leading finding is explained at length."""
+    lead = root_cause(report) or next((f for f in shown if not f.consequence_of), None)
+    if lead is None:
+        return
+    con.print(("more: ", "dim"), f"sglang-doctor rules show {lead.code}", ("  ·  ", "dim"),
+              docs_base_url() + docs_path(lead))
