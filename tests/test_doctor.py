@@ -133,3 +133,20 @@ docs: {what: a, why: b, fix: c}
     assert fixes("mfs wants 0.79, requests 64, shm 16g") == []
     assert fixes("mfs wants 0.85, requests 32, shm 32g") == [
         ("--mem-fraction-static", "0.85"), ("--max-running-requests", "32"), ("--cuda-graph-max-bs", "32g")]
+
+
+def test_index_put_dtype_mismatch_follows_the_captured_dtypes(rules):
+    """SGD401 the other way round (a float32 cache, a bfloat16 model): title, explanation and fixes
+    say so, and never offer bfloat16, the variable's default, as a value to set."""
+    msg = ("RuntimeError: Index put requires the source and destination dtypes match, got Float for the "
+           "destination and BFloat16 for the source.\n")
+    [f] = [f for f in run_text(msg, rules).findings if f.code == "SGD401"]
+    assert f.title == "Model runs in bfloat16 but the hybrid conv-state cache is float32"
+    assert "float16" not in f.explanation.replace("bfloat16", "")
+    assert "SGLANG_MAMBA_CONV_DTYPE is set to float32" in f.explanation
+    assert [(x.kind, x.name, x.action, x.value) for x in f.fixes] == [("env", "SGLANG_MAMBA_CONV_DTYPE", "remove", None)]
+    # the motivating case keeps its title and fixes
+    [g] = [g for g in run_text(msg.replace("Float for the destination and BFloat16", "BFloat16 for the destination "
+                                           "and Half"), rules).findings if g.code == "SGD401"]
+    assert g.title == "Model runs in float16 but the hybrid conv-state cache is bfloat16"
+    assert [(x.flag or x.name, x.value) for x in g.fixes] == [("--dtype", "bfloat16"), ("SGLANG_MAMBA_CONV_DTYPE", "float16")]

@@ -430,10 +430,20 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
             continue
     fixes = [f for f in (_render_fix(fx, names, ctx) for fx in rule.fixes) if f is not None]
     evidence = [Evidence(input=input_index, line=h.line, text=h.text, ts=h.ts, rank=h.rank or None) for h in rh.hits]
-    return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=rule.title,
+    return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=_title(rule.title, names),
                    explanation=" ".join(p for p in parts if p), evidence=evidence,
                    captures=dict(hit.captures), fixes=fixes, occurrences=rh.count,
                    docs=f"docs/rules/{rule.code}-{rule.id}.md")
+
+
+def _title(template: str, names: dict[str, Any]) -> str:
+    """A title may quote captured values (`Model runs in {src} but …`); as written when one is unknown."""
+    if "{" not in template:
+        return template
+    try:
+        return expr.render(template, names)
+    except expr.MissingValue:
+        return template
 
 
 def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:

@@ -110,7 +110,11 @@ def _evidence(con: _Out, f: Finding, inputs: list[str], multi: bool, width: int)
         text = ev.text.strip()
         if len(text) > MAX_EVIDENCE_CHARS:
             text = text[:MAX_EVIDENCE_CHARS] + "…"
-        _wrapped(con, ("  " + loc + " │ ", "dim"), text, 4, width)
+        head = "  " + loc + " │ "
+        if len(head) > width // 2:  # a long path: the location on its own line, the text under it
+            con.print(("  " + loc, "dim"))
+            head = "    │ "
+        _wrapped(con, (head, "dim"), text, 4, width)
     more = max(f.occurrences, len(f.evidence)) - covered
     if more > 0:
         con.print((f"  … and {more} more", "dim"))

@@ -88,7 +88,7 @@ def _condition_names(conds: Iterable[Condition]) -> set[str]:
 
 
 def _used_names(rule: Rule) -> set[str]:
-    used = _condition_names(rule.conditions)
+    used = _condition_names(rule.conditions) | set(expr.template_names(rule.title))
     for part in rule.explanation_parts:
         used |= set(expr.template_names(part.text)) | _condition_names(part.when)
     for source in rule.let.values():
@@ -241,7 +241,7 @@ def lint_rule(rule: Rule, strict: bool = False) -> list[Problem]:
                         f"match.{kind}[{i}]: named group '{name}' is never used (explanation, let, fixes, "
                         "conditions); make it (?:...) or use it")
     for name in _unknown_names(rule, captures):
-        add(lines("explanation") or lines("let") or lines("fixes"),
+        add(lines("explanation") or lines("title") or lines("let") or lines("fixes"),
             f"'{name}' is used but no pattern captures it, no let computes it and no fact is called that")
     for i, message in _flag_problems(rule):
         add(lines("fixes", i, "flag") if i >= 0 else lines("versions"), message)
