@@ -41,6 +41,8 @@ class _DefaultToCheck(click.Group):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             _die("interrupted", 130)
+        except BrokenPipeError:  # `rules list | head -1`: the reader went away
+            _quiet_broken_pipe()
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:  # a bug in the tool: one line, the traceback on request
