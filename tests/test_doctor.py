@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sglang_doctor.pipeline.run import Options, diagnose
 
 PERF = Path(__file__).resolve().parent.parent / "sglang_doctor" / "rules" / "performance"
@@ -150,3 +152,23 @@ def test_index_put_dtype_mismatch_follows_the_captured_dtypes(rules):
                                            "and Half"), rules).findings if g.code == "SGD401"]
     assert g.title == "Model runs in float16 but the hybrid conv-state cache is bfloat16"
     assert [(x.flag or x.name, x.value) for x in g.fixes] == [("--dtype", "bfloat16"), ("SGLANG_MAMBA_CONV_DTYPE", "float16")]
+
+
+def test_the_image_tag_of_the_given_command_beats_inference(rules, demo_dir):
+    log = "".join((demo_dir / "qwen3.6-27b-awq-dtype-crash.log").read_text().splitlines(keepends=True)[1:])  # no `# cmd:`
+    cmd = ("docker run --gpus all lmsysorg/sglang:v0.5.14-cu129 python3 -m sglang.launch_server "
+           "--model-path /models/Qwen3.6-27B-AWQ-INT4 --dtype auto")
+    assert "-" in run_text(log, rules).context["sglang_version"]  # without it: a range inferred from server_args
+    ctx = run_text(log, rules, command=cmd).context
+    assert ctx["sglang_version"] == "0.5.14" and ctx["notes"]["sglang.version"] == "from the docker image's tag"
+
+
+@pytest.mark.parametrize("image, version", [
+    ("lmsysorg/sglang:v0.5.14", "0.5.14"), ("lmsysorg/sglang:v0.5.5.post3-cu126", "0.5.5.post3"),
+    ("registry.local:5000/mirror/sglang:v0.5.14-rocm700-mi30x", "0.5.14"), ("lmsysorg/sglang:latest", None),
+    ("lmsysorg/sglang-router:v0.2.1", None), ("nvcr.io/nvidia/pytorch:24.05-py3", None),
+])
+def test_version_from_image(image, version):
+    from sglang_doctor.launch.version_infer import version_from_image
+
+    assert version_from_image(image) == version

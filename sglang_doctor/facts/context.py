@@ -209,6 +209,11 @@ class Context:
         if cmd is None:
             return
         self.set("launch.docker", cmd.docker is not None, self.command_line)
+        if cmd.docker is not None:  # the image's tag beats inferring the release from server_args fields
+            from sglang_doctor.launch.version_infer import version_from_image
+
+            self.set("sglang.version", version_from_image(cmd.docker.image), self.command_line,
+                     "from the docker image's tag", overwrite=False)
         self.set("launch.kind", cmd.kind, self.command_line)  # server, router or router-server
         from sglang_doctor.launch.launch_env import launch_env
 
