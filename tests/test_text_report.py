@@ -89,3 +89,30 @@ def test_long_evidence_and_fix_lines_wrap_to_the_width():
     assert max(len(ln) for ln in body) <= 60, body
     assert sum("word" in ln for ln in body) >= 3  # the evidence went on over several lines, all kept
     assert " ".join(ln.strip() for ln in body if "word" in ln).endswith("word23 word24")
+
+
+def test_evidence_from_the_given_command_is_never_line_0(tmp_path, monkeypatch):
+    isolate(tmp_path, monkeypatch)
+    log = tmp_path / "x.log"
+    log.write_text("".join(DEMO_LOG.read_text().splitlines(keepends=True)[1:]))  # no `# cmd:` line
+    cmd = "python3 -m sglang.launch_server --model-path x --enable-foo-bar --tp 2"
+    for fmt in ("text", "junit", "markdown"):
+        out = run(["--format", fmt, "--no-color", "--cmd", cmd, log.name]).stdout
+        assert "--enable-foo-bar" in out and ":0 " not in out and "line 0" not in out, (fmt, out)
+    text = run(["--no-color", "--cmd", cmd, log.name]).stdout
+    assert f"  --cmd │ {cmd}" in text
+    sarif = json.loads(run(["--format", "sarif", "--cmd", cmd, log.name]).stdout)
+    regions = [loc["physicalLocation"].get("region") for r in sarif["runs"][0]["results"] for loc in r["locations"]]
+    assert all(r is None or r["startLine"] >= 1 for r in regions) and None in regions
+
+
+def test_the_same_text_is_quoted_once_in_every_human_format(tmp_path, monkeypatch):
+    isolate(tmp_path, monkeypatch)
+    line = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    log = tmp_path / "x.log"
+    log.write_text("".join(f"[2026-05-02 09:14:3{i}] {line}\n" for i in range(3)))
+    for fmt, quote in (("text", "│ RuntimeError"), ("junit", "| RuntimeError"), ("markdown", ": RuntimeError")):
+        out = run(["--format", fmt, "--no-color", log.name]).stdout
+        assert out.count(quote) == 1, (fmt, out)
+    assert "x.log:1 ×3 │" in run(["--no-color", log.name]).stdout
+    assert len(json.loads(run(["--format", "json", log.name]).stdout)["findings"][0]["evidence"]) == 3  # JSON: each

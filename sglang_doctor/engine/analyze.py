@@ -16,7 +16,7 @@ import re
 
 from sglang_doctor.engine import expr
 from sglang_doctor.facts.context import Context
-from sglang_doctor.model import Evidence, Finding, FixOut, mark_consequence
+from sglang_doctor.model import Evidence, Finding, FixOut, line_name, mark_consequence
 from sglang_doctor.read.records import Record, Segmenter, glog_time, parse_header
 from sglang_doctor.read.reader import Line, decode_line, lines_of_chunk
 from sglang_doctor.model import SEVERITY_RANK
@@ -478,7 +478,7 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
         for r, f in kept:
             if r.consequence and r.id not in follows:
                 rank = f"on {root.evidence[0].rank}, " if root.evidence[0].rank else ""
-                mark_consequence(f, root, f"{rank}line {root.evidence[0].line}")
+                mark_consequence(f, root, f"{rank}{line_name(root.evidence[0].line)}")
 
     else:
         # Only symptoms of an unseen failure (another rank's log has the cause): the most telling

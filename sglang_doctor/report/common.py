@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from sglang_doctor.model import SEVERITIES, Finding, Report
+from sglang_doctor.model import COMMAND_LINE, SEVERITIES, Evidence, Finding, Report
 
 # The project's repository; rule pages live under docs/rules/ there. DOCS_BASE_URL is what
 # a finding's `docs` path (docs/rules/<code>-<id>.md) is appended to (SARIF helpUri, the text
@@ -35,10 +35,28 @@ def is_file_input(name: str) -> bool:
 
 
 def first_location(report: Report, f: Finding) -> tuple[str, int | None]:
+    """The input and line of a finding's first evidence (no line: none, or the launch command)."""
     if not f.evidence:
         return input_name(report, 0), None
     ev = f.evidence[0]
-    return input_name(report, ev.input), ev.line
+    return input_name(report, ev.input), (None if ev.line == COMMAND_LINE else ev.line)
+
+
+def where(ev: Evidence, names: list[str], multi: bool = True) -> str:
+    """`launch.log:34` (`line 34` for stdin alone), or `--cmd` for the launch command given apart."""
+    if ev.line == COMMAND_LINE:
+        return "--cmd"
+    name = names[ev.input] if 0 <= ev.input < len(names) else "?"
+    return f"{name}:{ev.line}" if multi or name != "<stdin>" else f"line {ev.line}"
+
+
+def evidence_groups(evidence: list[Evidence]) -> list[list[Evidence]]:
+    """Evidence lines with the same text (every rank logging the same error) as one group each,
+    in order of first appearance: a report quotes each text once."""
+    groups: dict[str, list[Evidence]] = {}
+    for ev in evidence:
+        groups.setdefault(ev.text.strip(), []).append(ev)
+    return list(groups.values())
 
 
 def counts(summary: dict[str, int]) -> str:

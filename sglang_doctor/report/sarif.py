@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from sglang_doctor.model import Finding, Report, to_json
+from sglang_doctor.model import COMMAND_LINE, Finding, Report, to_json
 from sglang_doctor.policy.suppress import finding_fingerprint
 from sglang_doctor.report.common import (DOCS_BASE_URL, DOCS_URL_ENV, REPO_URL, docs_base_url,  # noqa: F401
                                          docs_path, is_file_input)  # (DOCS_*: part of this module's interface)
@@ -111,9 +111,10 @@ def sarif_log(report: Report, rules: list[Any] | None = None, cwd: Path | None =
             art_loc = dict(locations[ev.input]) if ev.input < len(locations) else {"uri": "stdin"}
             if ev.input < len(locations):
                 art_loc["index"] = ev.input
-            locs.append({"physicalLocation": {"artifactLocation": art_loc,
-                                              "region": {"startLine": max(1, ev.line),
-                                                         "snippet": {"text": ev.text}}}})
+            phys: dict[str, Any] = {"artifactLocation": art_loc}
+            if ev.line != COMMAND_LINE:  # (the launch command given with --cmd is no line of the log)
+                phys["region"] = {"startLine": ev.line, "snippet": {"text": ev.text}}
+            locs.append({"physicalLocation": phys})
         if locs:
             res["locations"] = locs[:1]
             if len(locs) > 1:

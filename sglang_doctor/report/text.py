@@ -11,9 +11,10 @@ import re
 import textwrap
 from typing import Any, TextIO
 
-from sglang_doctor.model import Evidence, Finding, Report
+from sglang_doctor.model import Finding, Report, line_name
 from sglang_doctor.report.ansi import Painter, terminal_width, wants_color
-from sglang_doctor.report.common import docs_base_url, docs_path, root_cause, summary_line
+from sglang_doctor.report.common import (docs_base_url, docs_path, evidence_groups, root_cause, summary_line,
+                                         where)
 from sglang_doctor.report.fixes import describe_fix
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
@@ -84,25 +85,11 @@ def _ranks(ranks: list[str]) -> str:
 _RANK = re.compile(r"(.*?[A-Za-z_]+)(\d+)")  # "TP3" -> ("TP", 3); "DP0 TP3" -> ("DP0 TP", 3)
 
 
-def _evidence_groups(evidence: list[Evidence]) -> list[list[Evidence]]:
-    """Evidence lines with the same text (every rank logging the same error) as one group each,
-    in order of first appearance."""
-    groups: dict[str, list[Evidence]] = {}
-    for ev in evidence:
-        groups.setdefault(ev.text.strip(), []).append(ev)
-    return list(groups.values())
-
-
-def _where(ev: Evidence, inputs: list[str], multi: bool) -> str:
-    name = inputs[ev.input] if ev.input < len(inputs) else "?"
-    return f"{name}:{ev.line}" if multi or name != "<stdin>" else f"line {ev.line}"
-
-
 def _evidence(con: _Out, f: Finding, inputs: list[str], multi: bool, width: int) -> None:
     covered = 0
-    for group in _evidence_groups(f.evidence)[:MAX_EVIDENCE_SHOWN]:
+    for group in evidence_groups(f.evidence)[:MAX_EVIDENCE_SHOWN]:
         ev = group[0]
-        loc = _where(ev, inputs, multi)
+        loc = where(ev, inputs, multi)
         if len(group) > 1:
             ranks = [e.rank for e in group if e.rank]
             loc += f" ×{len(group)}" + (f" [{_ranks(list(dict.fromkeys(ranks)))}]" if ranks else "")
@@ -138,9 +125,9 @@ def _finding(con: _Out, f: Finding, inputs: list[str], multi: bool,
         label = "  fix: " if i == 0 else "  or:  "
         _wrapped(con, (label, "bold green" if i == 0 else "green"), describe_fix(fx), len(label), width)
     for c in consequences or ():
-        where = (_where(c.evidence[0], inputs, True) if multi else f"line {c.evidence[0].line}") if c.evidence else ""
+        at = (where(c.evidence[0], inputs) if multi else line_name(c.evidence[0].line)) if c.evidence else ""
         # (the rule id, not the title: one short line saying what followed, and where)
-        _wrapped(con, ("  then: ", "dim"), f"{c.code} {c.rule}" + (f" ({where})" if where else ""), 8, width)
+        _wrapped(con, ("  then: ", "dim"), f"{c.code} {c.rule}" + (f" ({at})" if at else ""), 8, width)
     con.print()
 
 
