@@ -441,7 +441,7 @@ def _explain_unknown(run: Any, hosts: bool = False) -> None:
     for k, v in list(facts.items())[:8]:
         lines.append("  " + redact_text(f"{k}: {v}", hosts))  # (with its name: a secret-named fact is masked)
     lines.append("  To teach sglang-doctor this error, write a rule (see README 'Writing a rule') and pass it")
-    lines.append("  with --rules DIR; `sglang-doctor rules show index-put-dtype-mismatch` shows a complete one.")
+    lines.append("  with --rules DIR; `sglang-doctor rules show index-put-dtype-mismatch --yaml` prints a complete one.")
     click.echo("\n".join(lines), err=True)
 
 
@@ -464,13 +464,15 @@ def rules_list(rule_dirs: tuple[str, ...]) -> None:
 @rules.command("show")
 @click.argument("rule_id")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(), metavar="DIR")
-def rules_show(rule_id: str, rule_dirs: tuple[str, ...]) -> None:
-    """A rule's docs, match, fixes and fixtures (by id or code)."""
-    from sglang_doctor.ruledev.docs import rule_markdown
+@click.option("--yaml", "show_yaml", is_flag=True, help="Print the rule's YAML file (a complete rule to start from).")
+@click.option("--fixtures", "show_fixtures", is_flag=True, help="Print the rule's fixture logs (fires-*, quiet-*).")
+def rules_show(rule_id: str, rule_dirs: tuple[str, ...], show_yaml: bool, show_fixtures: bool) -> None:
+    """A rule's docs page: what, why, fixes, messages (by id or code); --yaml, --fixtures: its files."""
+    from sglang_doctor.ruledev.docs import rule_files, rule_markdown
 
     for r in _load_rules(rule_dirs):
         if rule_id in (r.id, r.code):
-            click.echo(rule_markdown(r))
+            click.echo(rule_files(r, show_yaml, show_fixtures) if show_yaml or show_fixtures else rule_markdown(r))
             return
     _die(f"no rule with id or code {rule_id!r} (see `sglang-doctor rules list`)")
 
