@@ -172,3 +172,55 @@ def test_version_from_image(image, version):
     from sglang_doctor.launch.version_infer import version_from_image
 
     assert version_from_image(image) == version
+
+
+_GRAPH_OOM = (Path(__file__).resolve().parent.parent / "sglang_doctor" / "rules" / "memory" / "cuda-oom-cuda-graph-capture"
+              / "fires-0.5.14-decode-runner.log")
+
+
+def test_graph_capture_oom_at_the_smallest_batch_and_a_stated_release(rules):
+    """SGD119 on a log stating 0.5.14 with --cuda-graph-max-bs-decode 8: no `max 8 → 8`, the release's
+    own spelling of turning graphs off (no "0.5.14+ spell it" note), and the OOM line as evidence."""
+    head = ("[2026-05-02 10:01:00] sglang 0.5.14\n[2026-05-02 10:01:01] server_args=ServerArgs(model_path='/m', "
+            "mem_fraction_static=0.9, cuda_graph_max_bs_decode=8, tp_size=1)\n")
+    [f] = [f for f in run_text(head + _GRAPH_OOM.read_text(), rules).findings if f.code == "SGD119"]
+    assert "→ 8" not in f.explanation and "max 8" not in f.explanation
+    assert "too few to lower further" in f.explanation
+    assert [(x.flag, x.value) for x in f.fixes] == [("--mem-fraction-static", "0.85"),
+                                                    ("--cuda-graph-backend-decode", "disabled")]
+    assert all("spell it" not in (x.text or "") for x in f.fixes)
+    assert f.evidence[0].text.startswith("torch.OutOfMemoryError: CUDA out of memory.")
+
+
+def test_a_crash_no_rule_knows_quotes_its_exception_line_not_the_traceback_head(rules):
+    log = ("[2026-05-02 10:01:41] Scheduler started\nTraceback (most recent call last):\n"
+           '  File "/usr/lib/python3.11/site-packages/foo/bar.py", line 3, in run\n    go()\n'
+           "FooBarError: the flux capacitor is out of sync\n")
+    [f] = run_text(log, rules).findings
+    assert f.code == "SGD739" and f.evidence[0].text == "FooBarError: the flux capacitor is out of sync"
+    assert f.evidence[0].line == 5
+
+
+def test_a_frame_is_quoted_as_the_log_has_it_when_the_exception_says_nothing(tmp_path):
+    """A bare `AssertionError` says less than the frame a rule matched: the frame stays the evidence,
+    quoted as pasted (never in the `line 0` form rules read)."""
+    from rule_helpers import write_rule
+    from sglang_doctor.engine.rules import load_rules
+
+    rule = """id: frame-rule
+code: SGD1997
+title: a frame rule
+severity: error
+family: test
+match:
+  any:
+    - regex: 'pdmux_context\\.py", line \\d+, in get_arch_constraints'
+      in: frames
+explanation: x
+fix_none: nothing
+docs: {what: a, why: b, fix: c}
+"""
+    rules = load_rules([write_rule(tmp_path, rule, "frame-rule")], builtin=False)
+    frame = '  File "/opt/sglang/srt/multiplex/pdmux_context.py", in get_arch_constraints'
+    [f] = run_text(f"Traceback (most recent call last):\n{frame}\n    assert major >= 9\nAssertionError\n", rules).findings
+    assert (f.evidence[0].line, f.evidence[0].text) == (2, frame)

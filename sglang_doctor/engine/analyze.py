@@ -17,7 +17,7 @@ import re
 from sglang_doctor.engine import expr
 from sglang_doctor.facts.context import Context
 from sglang_doctor.model import Evidence, Finding, FixOut, line_name, mark_consequence
-from sglang_doctor.read.records import Record, Segmenter, glog_time, parse_header
+from sglang_doctor.read.records import Record, Segmenter, frame_of, glog_time, parse_header
 from sglang_doctor.read.reader import Line, decode_line, lines_of_chunk
 from sglang_doctor.model import SEVERITY_RANK
 from sglang_doctor.engine.rules import Condition, Fix, Pattern, Rule
@@ -137,6 +137,30 @@ def _search(p: Pattern, rec: Record, matcher: Matcher, rule: Rule) -> tuple[Any,
 
 
 def _evidence_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
+    """The input line a match starts on; in a traceback, its exception line rather than a frame or
+    the `Traceback (most recent call last):` head (what went wrong, not where)."""
+    number, text = _match_line(rec, target, m)
+    if rec.kind == "traceback" and rec.exceptions and (_TRACEBACK_HEAD in text or frame_of(text) is not None):
+        return _exception_line(rec) or (number, text)
+    return number, text
+
+
+_TRACEBACK_HEAD = "Traceback (most recent call last)"
+
+
+def _exception_line(rec: Record) -> tuple[int, str] | None:
+    """The line of the record's last exception, when that says more than its type."""
+    first = rec.exception.split("\n", 1)[0]
+    if ": " not in first or not first.split(": ", 1)[1].strip():
+        return None  # a bare `AssertionError`: the frame that raised it says more
+    read = rec.read if rec.read is not None and len(rec.read) == len(rec.lines) else [ln.text for ln in rec.lines]
+    for i in range(len(rec.lines) - 1, -1, -1):
+        if read[i].strip().startswith(first[:60]):
+            return rec.lines[i].number, rec.lines[i].text
+    return None
+
+
+def _match_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
     """The input line a match starts on."""
     snippet = target[m.start():].split("\n", 1)[0]
     if target is rec.text or target == rec.text:
