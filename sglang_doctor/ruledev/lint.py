@@ -22,6 +22,8 @@ Checks, one line per problem (`file:line: rule-id: message`):
 
 from __future__ import annotations
 
+import re
+
 import ast
 import os
 from dataclasses import dataclass
@@ -208,6 +210,9 @@ class _Lines:
         return line_of(self.node, loc) if self.node is not None else None
 
 
+_ALTERNATIVE = re.compile(r"(?i)or\b")
+
+
 def lint_rule(rule: Rule, strict: bool = False) -> list[Problem]:
     path = _display_path(rule.path)
     lines = _Lines(rule.path)
@@ -245,6 +250,10 @@ def lint_rule(rule: Rule, strict: bool = False) -> list[Problem]:
             f"'{name}' is used but no pattern captures it, no let computes it and no fact is called that")
     for i, message in _flag_problems(rule):
         add(lines("fixes", i, "flag") if i >= 0 else lines("versions"), message)
+    for i, fix in enumerate(rule.fixes):
+        if fix.text and _ALTERNATIVE.match(fix.text):
+            add(lines("fixes", i, "text"), f"fixes[{i}].text: starts with 'or'; the report labels every fix after "
+                                           "the first 'or:' itself")
     return out
 
 
