@@ -39,8 +39,9 @@ _COMPOSE = re.compile(r"^[\w.-]{1,64}\s+\| ")
 _KUBECTL = re.compile(r"^\[pod/[^\]\s]+\] ")
 # Ray: "(SchedulerActor pid=123) " or "(pid=123, ip=10.0.0.1) "
 _RAY = re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[^)]*)?\) ")
-# A log quoted in an issue comment: Markdown's "> " (nested: "> > ") before every line.
-_QUOTE = re.compile(r"^(?:> ?)+(?=\S)")
+# A log quoted in an issue comment: Markdown's "> " (nested: "> > ") before every line; what follows
+# keeps its own indentation (`>   File "…"` is an indented frame).
+_QUOTE = re.compile(r"^(?:> ?)+(?=.)")
 
 
 class Line(NamedTuple):
