@@ -66,3 +66,27 @@ def test_follow_pipe_ends_with_summary_at_eof():
     proc = subprocess.run([str(SCRIPT), "--follow"], input=HEAD + CRASH, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 1
     assert "SGD401" in proc.stdout and "1 error" in proc.stdout
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_sigterm_ends_follow_with_the_summary(tmp_path, fmt):
+    """Kubernetes and systemd stop a follower with SIGTERM: it ends like the end of its stream."""
+    log = tmp_path / "live.log"
+    log.write_text(HEAD + CRASH)
+    proc = subprocess.Popen([str(SCRIPT), "--follow", "--format", fmt, "--no-color", str(log)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    got: list[tuple[float, str]] = []
+    t = threading.Thread(target=_read_lines, args=(proc, got), daemon=True)
+    t.start()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not any("SGD401" in ln for _, ln in got):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=10)
+    t.join(timeout=5)
+    last = got[-1][1]
+    if fmt == "json":
+        assert json.loads(last)["summary"]["error"] == 1
+    else:
+        assert last.startswith("1 error"), got
+    assert proc.returncode == 1  # the findings' status, as at the end of a stream

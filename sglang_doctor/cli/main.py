@@ -363,7 +363,7 @@ def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
         printed.append(finding)
 
     try:
-        report = follow(source, st.rules, emit, st.command)
+        report = follow(source, st.rules, emit, st.command, stop=_stop_on_sigterm())
     except InputError as e:
         _die(str(e))
     s = report.summary
@@ -374,6 +374,20 @@ def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
 
         click.echo(summary_line(report) if report.findings else "✓ no known problem found")
     sys.exit(_exit_code(s, st.fail_on))
+
+
+def _stop_on_sigterm() -> Any:
+    """An event SIGTERM sets (`kubectl delete`, `systemctl stop`): --follow ends as at the end of its
+    stream, with the summary and the findings' exit status."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    try:
+        signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+    except (ValueError, OSError):  # not the main thread, or no signals here
+        pass
+    return stop
 
 
 def _expand(files: tuple[str, ...]) -> list[str]:
