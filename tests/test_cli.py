@@ -148,3 +148,16 @@ def test_rules_show_prints_the_yaml_and_the_fixtures_on_request(tmp_path):
     heads = [ln for ln in fx.splitlines() if ln.startswith("==> ")]
     assert len(heads) == 5 and any(h.endswith("fires-pasted-error.log <==") for h in heads)
     assert "got BFloat16 for the destination and Half for the source" in fx
+
+
+def test_the_same_file_given_twice_is_analysed_once(tmp_path, demo_dir, monkeypatch):
+    import json
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "logs").mkdir()
+    shutil.copy(demo_dir / "qwen3.6-27b-awq-dtype-crash.log", tmp_path / "logs" / "a.log")
+    r = run(["--format", "json", "logs/a.log", "./logs/a.log", str(tmp_path / "logs" / "a.log"), "logs"])
+    data = json.loads(r.stdout)
+    assert [i["name"] for i in data["inputs"]] == ["logs/a.log"]
+    assert [f["code"] for f in data["findings"]].count("SGD401") == 1

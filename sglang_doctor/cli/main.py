@@ -6,6 +6,7 @@ it, 2 usage, input or rule-file error (always a one-line message, never a traceb
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,8 +47,6 @@ class _DefaultToCheck(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:  # a bug in the tool: one line, the traceback on request
-            import os
-
             if os.environ.get("SGLANG_DOCTOR_DEBUG"):
                 raise
             _die(f"internal error: {type(e).__name__}: {e} — a bug, please report it with the log "
@@ -82,8 +81,6 @@ def _read_cmd_file(path: str) -> str:
 
 def _quiet_broken_pipe() -> NoReturn:
     # `sglang-doctor big.log | head -1`: the reader went away; exit without a traceback.
-    import os
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     sys.exit(1)
@@ -391,15 +388,25 @@ def _stop_on_sigterm() -> Any:
 
 
 def _expand(files: tuple[str, ...]) -> list[str]:
+    """Inputs: directories walked for logs; a file named twice (or also found in a directory) once."""
     out: list[str] = []
+    seen: set[str] = set()
+
+    def add(name: str) -> None:
+        key = name if name == "-" else os.path.realpath(name)
+        if key not in seen:
+            seen.add(key)
+            out.append(name)
+
     for f in files:
         p = Path(f)
         if f != "-" and p.is_dir():
             found = sorted(x for x in p.rglob("*") if x.is_file() and (x.name.endswith(".log") or x.name.endswith(".log.gz")))
             # A directory without logs stays an input: the reader reports it (exit status 2).
-            out.extend(str(x) for x in found) if found else out.append(f)
+            for x in found or [f]:
+                add(str(x))
         else:
-            out.append(f)
+            add(f)
     return out
 
 
