@@ -147,6 +147,7 @@ class _Settings:
     rules: list[Any] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)  # rule id -> the project's severity
+    known: set[str] = field(default_factory=set)  # every loaded rule's id and code, disabled ones too
 
 
 def _settings(opts: dict[str, Any]) -> _Settings:
@@ -171,6 +172,7 @@ def _settings(opts: dict[str, Any]) -> _Settings:
         _die(str(e))
     kept = {r.id for r in st.rules}
     st.disabled = sorted(r.id for r in loaded if r.id not in kept)
+    st.known = {n for r in loaded for n in (r.id, r.code)}
     if st.cmd_file:
         st.command = _read_cmd_file(st.cmd_file)
         st.command_yaml = st.cmd_file.lower().endswith((".yml", ".yaml"))  # as extract_command reads it
@@ -190,7 +192,7 @@ def _suppressor(st: _Settings) -> Any:
     except BaselineError as e:
         _die(str(e))
     return Suppressor(baseline=entries, baseline_path=path,
-                      write_path=Path(st.write_baseline) if st.write_baseline else None)
+                      write_path=Path(st.write_baseline) if st.write_baseline else None, known=st.known)
 
 
 def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = None,
