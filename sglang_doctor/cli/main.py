@@ -111,8 +111,8 @@ _common = [
                  help="Write the current findings to FILE as a baseline (keeps reasons and expiry dates "
                       "already there), then report with it applied."),
     click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
-                 help="Analyse up to N files at once in worker processes (default: one per core when "
-                      "several files add up to 64 MB or more; 1: one at a time)."),
+                 help="Analyse up to N files at once in worker processes (default: one per idle core when "
+                      "several files add up to 512 MB or more; 1: one at a time)."),
     click.option("--why", is_flag=True,
                  help="Explain every rule on every input: prefilter, matches, conditions (stderr, or "
                       "stdout after a text report)."),
