@@ -148,6 +148,7 @@ class _Settings:
     disabled: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)  # rule id -> the project's severity
     known: set[str] = field(default_factory=set)  # every loaded rule's id and code, disabled ones too
+    statistics: bool = False  # check --statistics: counts instead of findings
 
 
 def _settings(opts: dict[str, Any]) -> _Settings:
@@ -288,8 +289,13 @@ def _emit(run: Any, st: _Settings, after: list[str]) -> NoReturn:
     for e in run.errors:
         click.echo(f"sglang-doctor: {e}", err=True)
     try:
-        write_report(run.report, st.fmt, sys.stdout, quiet=st.quiet, color=st.color, fail_on=st.fail_on,
-                     rules=st.rules)
+        if st.statistics:
+            from sglang_doctor.report import statistics
+
+            statistics.write(run.report, sys.stdout, st.fmt)
+        else:
+            write_report(run.report, st.fmt, sys.stdout, quiet=st.quiet, color=st.color, fail_on=st.fail_on,
+                         rules=st.rules)
         if after:
             if st.fmt == "text":
                 sys.stdout.write("\n" + "\n".join(after) + "\n")
@@ -320,8 +326,10 @@ def main() -> None:
 @click.argument("files", nargs=-1, type=click.Path(readable=False))  # the reader names unreadable files; the rest still run
 @click.option("-f", "--follow", is_flag=True,
               help="Follow a growing file or a live pipe; print findings as they happen (JSON: one line each).")
+@click.option("--statistics", is_flag=True,
+              help="Instead of the findings: how many each rule gave and what each input holds (text or json).")
 @common_options
-def check(files: tuple[str, ...], follow: bool = False, **opts: Any) -> None:
+def check(files: tuple[str, ...], follow: bool = False, statistics: bool = False, **opts: Any) -> None:
     """Read logs (files, directories of *.log, or stdin) and report what went wrong."""
     if follow:
         _follow(files, _settings(opts))
@@ -329,7 +337,14 @@ def check(files: tuple[str, ...], follow: bool = False, **opts: Any) -> None:
     if names == ["-"] and sys.stdin.isatty():
         click.echo("sglang-doctor: reading a log from standard input (pipe one in: docker logs NAME 2>&1 | "
                    "sglang-doctor); end with Ctrl-D", err=True)
-    _diagnose(_settings(opts), names)
+    st = _settings(opts)
+    if statistics:
+        from sglang_doctor.report.statistics import FORMATS as STATISTICS_FORMATS
+
+        if st.fmt not in STATISTICS_FORMATS:
+            _die(f"--statistics writes {' or '.join(STATISTICS_FORMATS)}, not {st.fmt}")
+        st.statistics = True
+    _diagnose(st, names)
 
 
 def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:

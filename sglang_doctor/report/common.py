@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from sglang_doctor.model import COMMAND_LINE, SEVERITIES, Evidence, Finding, Report
 
@@ -73,6 +74,37 @@ def root_cause(report: Report) -> Finding | None:
     """The finding the report leads with: the first error that follows from nothing (findings
     are ranked root cause first)."""
     return next((f for f in report.findings if f.severity == "error" and not f.consequence_of), None)
+
+
+@dataclass
+class InputTally:
+    """One input's share of a report: its findings by severity and their codes."""
+
+    name: str
+    summary: dict[str, int]
+    codes: list[str]
+    error: str | None = None  # why it could not be read
+
+
+def input_tallies(report: Report) -> list[InputTally]:
+    """Per input, in input order: a finding belongs to the input of its first evidence line."""
+    out = [InputTally(i.name, {s: 0 for s in SEVERITIES}, [], i.error) for i in report.inputs]
+    for f in report.findings:
+        idx = f.evidence[0].input if f.evidence else 0
+        if 0 <= idx < len(out):
+            out[idx].summary[f.severity] += 1
+            if f.code not in out[idx].codes:
+                out[idx].codes.append(f.code)
+    return out
+
+
+def tally_line(t: InputTally) -> str:
+    """`1 error, 2 info  SGD401 SGD730`, `no known problem` or `unreadable: …`."""
+    if t.error:
+        return f"unreadable: {t.error.replace(t.name + ': ', '')}"
+    if not any(t.summary.values()):
+        return "no known problem"
+    return f"{counts(t.summary)}  {' '.join(t.codes)}"
 
 
 def summary_line(report: Report) -> str:

@@ -13,8 +13,8 @@ from typing import Any, TextIO
 
 from sglang_doctor.model import Finding, Report, line_name
 from sglang_doctor.report.ansi import Painter, terminal_width, wants_color
-from sglang_doctor.report.common import (docs_base_url, docs_path, evidence_groups, root_cause, summary_line,
-                                         where)
+from sglang_doctor.report.common import (docs_base_url, docs_path, evidence_groups, input_tallies, root_cause,
+                                         summary_line, tally_line, where)
 from sglang_doctor.report.fixes import describe_fix
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
@@ -22,6 +22,7 @@ SPARK = "▁▂▃▄▅▆▇█"
 MAX_EVIDENCE_SHOWN = 3
 MAX_EVIDENCE_CHARS = 220
 MAX_WIDTH = 110  # wider terminals still get lines one can read
+MAX_INPUT_LINES = 20  # inputs listed under the summary (a directory of logs: --statistics has them all)
 
 
 def sparkline(values: list[float], width: int = 40) -> str:
@@ -206,10 +207,18 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
 
 
 def _summary(con: _Out, report: Report) -> None:
-    """The first line: how many findings, and the root cause when there is one."""
+    """The first line: how many findings, and the root cause when there is one; with several
+    inputs, a line for each (the first MAX_INPUT_LINES)."""
     root = root_cause(report)
     con.print((summary_line(report), "bold"),
               (f" — root cause: {root.code} {root.title}" if root is not None else "", "bold"))
+    if len(report.inputs) > 1:
+        tallies = input_tallies(report)
+        width = max(len(t.name) for t in tallies[:MAX_INPUT_LINES])
+        for t in tallies[:MAX_INPUT_LINES]:
+            con.print(("  " + t.name.ljust(width) + "  ", "dim"), tally_line(t))
+        if len(tallies) > MAX_INPUT_LINES:
+            con.print((f"  … and {len(tallies) - MAX_INPUT_LINES} more inputs (--statistics lists every one)", "dim"))
     con.print()
 
 
