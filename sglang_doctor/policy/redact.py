@@ -3,10 +3,10 @@
 This module is the only definition of what is secret (`secret_name`, `secret_value`, the token
 shapes): logs carry `api_key='…'` in server_args, `--api-key` in commands, tokens in the launch's
 environment, Hugging Face / OpenAI / GitHub / AWS keys, bearer tokens and credentials inside
-URLs. Facts hold raw values; the finished report is redacted as a whole. Host masking is optional (--redact-hosts): IP
-addresses, names under common domains, and every host name the log gives in a host field
-(`--host`, `--dist-init-addr`, `dist_init_addr='node-3:5000'`, `MASTER_ADDR=…`) wherever
-that name appears again.
+URLs. Facts hold raw values; the finished report is redacted as a whole. Host masking is
+optional (--redact-hosts): IP addresses, names under common domains, and every host name the
+log gives in a host field (`--host`, `--dist-init-addr`, `dist_init_addr='node-3:5000'`,
+`MASTER_ADDR=…`) wherever that name appears again.
 """
 
 from __future__ import annotations
