@@ -79,6 +79,7 @@ def _pair(m: re.Match[str]) -> str:
     return m.group(0)[:len(m.group(0)) - len(value)] + q + PLACEHOLDER + (q if value.endswith(q) and len(value) > 1 else "")
 
 
+_HF_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{16,}\b")
 # Secrets by their shape, anywhere in a text (kinds after gitleaks' rule list).
 _SHAPES: list[tuple[re.Pattern[str], str]] = [
     # private key blocks: PEM / OpenSSH, on several lines or `\n`-escaped on one
@@ -92,7 +93,7 @@ _SHAPES: list[tuple[re.Pattern[str], str]] = [
     # OpenAI (sk-, sk-proj-, sk-svcacct-), Anthropic (sk-ant-api03-…), DeepSeek and other sk- keys
     (re.compile(r"\bsk-[A-Za-z0-9_-]{12,}"), "sk-" + PLACEHOLDER),
     (re.compile(r"\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}"), PLACEHOLDER),  # Stripe
-    (re.compile(r"\bhf_[A-Za-z0-9]{16,}\b"), "hf_" + PLACEHOLDER),  # Hugging Face
+    (_HF_TOKEN_RE, "hf_" + PLACEHOLDER),  # Hugging Face
     (re.compile(r"\bapi_org_[A-Za-z0-9]{16,}\b"), "api_org_" + PLACEHOLDER),
     (re.compile(r"\bAIza[\w-]{35}\b"), PLACEHOLDER),  # Google API key
     (re.compile(r"\bdapi[a-f0-9]{32}\b"), PLACEHOLDER),  # Databricks
@@ -268,9 +269,6 @@ def _redact(obj: Any, mask: _Masker) -> Any:
 
 
 # --- a launch command: secrets become $NAME placeholders the user can export ---------------
-
-_HF_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{16,}")
-
 
 def _scrub(s: str) -> str:
     return _HF_TOKEN_RE.sub("$HF_TOKEN", s)
