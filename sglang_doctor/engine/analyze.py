@@ -16,8 +16,8 @@ import re
 
 from sglang_doctor.engine import expr
 from sglang_doctor.facts.context import Context
-from sglang_doctor.model import Evidence, Finding, FixOut, mark_consequence, rule_page
-from sglang_doctor.read.records import REQUEST_ECHO, Record, Segmenter, glog_time, parse_header
+from sglang_doctor.model import Evidence, Finding, FixOut, line_name, mark_consequence, rule_page
+from sglang_doctor.read.records import Record, Segmenter, frame_of, glog_time, parse_header
 from sglang_doctor.read.reader import Line, decode_line, lines_of_chunk
 from sglang_doctor.model import SEVERITY_RANK
 from sglang_doctor.engine.rules import Condition, Fix, Pattern, Rule
@@ -138,6 +138,30 @@ def _search(p: Pattern, rec: Record, matcher: Matcher, rule: Rule, joined: str |
 
 
 def _evidence_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
+    """The input line a match starts on; in a traceback, its exception line rather than a frame or
+    the `Traceback (most recent call last):` head (what went wrong, not where)."""
+    number, text = _match_line(rec, target, m)
+    if rec.kind == "traceback" and rec.exceptions and (_TRACEBACK_HEAD in text or frame_of(text) is not None):
+        return _exception_line(rec) or (number, text)
+    return number, text
+
+
+_TRACEBACK_HEAD = "Traceback (most recent call last)"
+
+
+def _exception_line(rec: Record) -> tuple[int, str] | None:
+    """The line of the record's last exception, when that says more than its type."""
+    first = rec.exception.split("\n", 1)[0]
+    if ": " not in first or not first.split(": ", 1)[1].strip():
+        return None  # a bare `AssertionError`: the frame that raised it says more
+    read = rec.read if rec.read is not None and len(rec.read) == len(rec.lines) else [ln.text for ln in rec.lines]
+    for i in range(len(rec.lines) - 1, -1, -1):
+        if read[i].strip().startswith(first[:60]):
+            return rec.lines[i].number, rec.lines[i].text
+    return None
+
+
+def _match_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
     """The input line a match starts on."""
     snippet = target[m.start():].split("\n", 1)[0]
     if target is rec.text or target == rec.text:
@@ -163,8 +187,6 @@ def _evidence_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
 
 def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits], last_ts: str | None = None) -> None:
     """`last_ts`: the time of the latest header line before `rec`, for a record logged without one."""
-    if rec.kind == "line" and rec.message.startswith(REQUEST_ECHO):
-        return
     trace = matcher.trace
     joined = rec.joined() if rec.kind == "traceback" or len(rec.lines) > 1 else None
     for rule in matcher.candidates(rec.text if joined is None else rec.text + "\n" + joined):
@@ -344,7 +366,7 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
             return None  # the launch already has it: not offered again
     if value is not None and frm is not None and fix.action in ("raise", "lower", "set") \
             and not _moves(fix.action, frm, value) and not fix.replaces:
-        return None  # a raise that would not raise (a clamp below the current value), or nothing to change
+        return None  # nothing to change, or a change the wrong way ("raise 0.79 → 0.25")
     replaces = None
     if fix.replaces:
         try:
@@ -461,7 +483,7 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
             continue
     fixes = [f for f in (_render_fix(fx, names, ctx) for fx in _fixes_of(rule, ctx)) if f is not None]
     evidence = [Evidence(input=input_index, line=h.line, text=h.text, ts=h.ts, rank=h.rank or None) for h in rh.hits]
-    return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=rule.title,
+    return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=_title(rule.title, names),
                    explanation=" ".join(p for p in parts if p), evidence=evidence,
                    captures=dict(hit.captures), fixes=fixes, occurrences=rh.count,
                    docs=rule_page(rule.code, rule.id))
@@ -477,6 +499,16 @@ def _warned_just_before(f: Finding, warned: list[Evidence]) -> bool:
         return False
     at = f.evidence[0]
     return any(w.input == at.input and at.line - WARNED_BEFORE <= w.line <= at.line for w in warned)
+
+
+def _title(template: str, names: dict[str, Any]) -> str:
+    """A title may quote captured values (`Model runs in {src} but …`); as written when one is unknown."""
+    if "{" not in template:
+        return template
+    try:
+        return expr.render(template, names)
+    except expr.MissingValue:
+        return template
 
 
 def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
@@ -519,7 +551,7 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
         for r, f in kept:
             if r.consequence and r.id not in follows:
                 rank = f"on {root.evidence[0].rank}, " if root.evidence[0].rank else ""
-                mark_consequence(f, root, f"{rank}line {root.evidence[0].line}")
+                mark_consequence(f, root, f"{rank}{line_name(root.evidence[0].line)}")
 
     else:
         # Only symptoms of an unseen failure (another rank's log has the cause): the most telling

@@ -234,6 +234,11 @@ class Context:
         for o in cmd.docker.options if cmd.docker is not None else []:  # docker.shm_size: a docker fix's `from`
             if o.value is not None and o.flag.startswith("--"):
                 self.set("docker." + o.flag[2:].replace("-", "_"), o.value, self.command_line)
+        if cmd.docker is not None:  # the image's tag beats inferring the release from server_args fields
+            from sglang_doctor.launch.version_infer import version_from_image
+
+            self.set("sglang.version", version_from_image(cmd.docker.image), self.command_line,
+                     "from the docker image's tag", overwrite=False)
         self.set("launch.kind", cmd.kind, self.command_line)  # server, router or router-server
         from sglang_doctor.launch.launch_env import launch_env
 
@@ -249,14 +254,12 @@ class Context:
 
         Facts the log already gave (it shows what the process really saw) are not overwritten.
         """
-        from sglang_doctor.launch import launch_env as launch_env_mod
-
         for name, var in env.vars.items():
             note = f"from the launch command ({var.source})"
             known = var.is_set and var.value is not None
             self.set(f"env_set.{name}", var.is_set, line, None if known else note, overwrite=False)
             if known:
-                self.set(f"env.{name}", launch_env_mod.shown_value(name, var.value), line, note, overwrite=False)
+                self.set(f"env.{name}", var.value, line, note, overwrite=False)
         if env.env_files:
             self.set("launch.env_file", ", ".join(env.env_files), line, overwrite=False)
 
@@ -611,17 +614,13 @@ def _env_deprecated(ctx: Context, m: re.Match[str], rec: Record) -> None:
 
 @extractor("Invalid value for", r'Invalid value for (?P<name>[A-Za-z_][A-Za-z0-9_]*): "(?P<value>[^"\n]*)" is not a valid (?:boolean|integer|float) value')
 def _env_invalid(ctx: Context, m: re.Match[str], rec: Record) -> None:
-    from sglang_doctor.launch.launch_env import shown_value
-
     ctx.set(f"env_set.{m['name']}", True, rec.start, "SGLang rejected its value", overwrite=False)
-    ctx.set(f"env.{m['name']}", shown_value(m["name"], m["value"]), rec.start, "SGLang rejected it and used the default",
+    ctx.set(f"env.{m['name']}", m["value"], rec.start, "SGLang rejected it and used the default",
             overwrite=False)
 
 
 @extractor("set by environment to", r"\b(?P<name>NCCL_[A-Z0-9_]+) set by environment to (?P<value>[^\s]*)")
 def _env_nccl(ctx: Context, m: re.Match[str], rec: Record) -> None:
-    from sglang_doctor.launch.launch_env import shown_value
-
     value = m["value"][:-1] if m["value"].endswith(".") else m["value"]  # some NCCL releases end the line with '.'
     ctx.set(f"env_set.{m['name']}", True, rec.start, "NCCL echoed it", overwrite=False)
-    ctx.set(f"env.{m['name']}", shown_value(m["name"], value), rec.start, "NCCL echoed it", overwrite=False)
+    ctx.set(f"env.{m['name']}", value, rec.start, "NCCL echoed it", overwrite=False)

@@ -48,8 +48,9 @@ _RAY_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 _JOURNALD = re.compile(r"^(?:[A-Z][a-z]{2} [ 0-3]?\d \d{2}:\d{2}:\d{2}(?:\.\d+)?|"
                        r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?) "
                        r"(?:[\w.-]{1,64} )?[\w.@:/-]{1,64}\[\d+\]: ")
-# A log quoted in an issue comment: Markdown's "> " (nested: "> > ") before every line.
-_QUOTE = re.compile(r"^(?:> ?)+(?=\S)")
+# A log quoted in an issue comment: Markdown's "> " (nested: "> > ") before every line; what follows
+# keeps its own indentation (`>   File "…"` is an indented frame).
+_QUOTE = re.compile(r"^(?:> ?)+(?=.)")
 
 
 class Line(NamedTuple):

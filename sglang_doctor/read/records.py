@@ -19,6 +19,7 @@ import re
 
 from sglang_doctor.read.flattened import split_flattened
 from sglang_doctor.read.reader import Line
+from sglang_doctor.read.request_log import is_request_echo
 
 # Header of SGLang's logger, all releases (see the log anatomy): time, optional ms, rank
 # tags. The leading "[" may be lost when a user cut the line when pasting.
@@ -320,6 +321,12 @@ class Segmenter:
                     rec.exceptions.append(op.prelude)
         return rec
 
+    def _drop_request_echo(self) -> list[Record]:
+        """A logged request or response (request_log.py) is data, never a record: it ends the
+        open record, like any logged line, and is dropped."""
+        self._last_exc = ""
+        return self.finish()
+
     def finish(self) -> list[Record]:
         return [self._close()] if self._open is not None else []
 
@@ -341,12 +348,16 @@ class Segmenter:
         special = False  # a header-less line that may open a record
         if header is not None:
             body = header.message
+            if is_request_echo(body):
+                return self._drop_request_echo()
             if self._open is None and _TRACEBACK_START not in body:
                 # The common case, a logged line between records (kept inline: it is most lines).
                 self._last_exc = ""
                 return [Record("line", [line], header.ts, header.rank, body)]
         else:
             body = text
+            if is_request_echo(text):
+                return self._drop_request_echo()
             if text.startswith(_OPENERS):
                 special = True
                 m = _RANK_PREFIX.match(text)  # (a tagged line is never a header: peeled, the rest may be one)

@@ -80,6 +80,27 @@ def rule_markdown(rule: Rule, all_rules: list[Rule] | None = None) -> str:
     return "\n".join(lines)
 
 
+def rule_files(rule: Rule, yaml: bool, fixtures: bool) -> str:
+    """The rule's YAML file and/or its fixture logs; several files each under a `==> path <==` line
+    (as `head` prints them), the YAML alone as it is (a template to copy)."""
+    paths: list[Path] = []
+    if yaml and rule.path:
+        paths.append(Path(rule.path))
+    if fixtures:
+        fires, quiet = rule.fixtures()
+        paths += fires + quiet
+    if not paths:
+        return f"# {rule.code} {rule.id} has no {'fixtures' if fixtures and not yaml else 'file'}"
+    parts = []
+    for p in paths:
+        try:
+            body = p.read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            body = f"(cannot read: {e.strerror or e})\n"
+        parts.append((f"==> {p} <==\n" if len(paths) > 1 else "") + body.rstrip())
+    return "\n\n".join(parts)
+
+
 def write_docs(rules: list[Rule], out_dir: Path, check_only: bool = False) -> list[str]:
     """Write (or with check_only, compare) one page per rule plus an index; returns stale names."""
     stale: list[str] = []
