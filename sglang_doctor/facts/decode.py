@@ -14,10 +14,12 @@ Quantiles are linear interpolations between order statistics (numpy's default, p
 log_parser's DataFrame gives on the lines it reads.
 
 Two ways in: `add_line` (one decoded line; the line-by-line path) and `add_block` (a raw block of
-whole lines; the fast path: a few compiled regexes over the bytes, `Counter` at C speed). Printed
-throughputs have two decimals, so the exact histogram keyed on the printed text is bounded by the
-distinct values; past MAX_VALUES of them (weeks of a fast server) it becomes a log-bucket sketch of
-relative error ≤ SKETCH_ERROR, and the summary says so (`approximate`).
+whole lines; the fast path). On the fast path the throughputs are one `findall` over the block,
+counted by `Counter` in C; the peaks (usage, queue) are looked for only above the highest seen so
+far, by a small Hyperscan database (`_Probe`), each of its few hits read exactly on its line.
+Printed throughputs have two decimals, so the exact histogram keyed on the printed text is bounded
+by the distinct values; past MAX_KEYS of them (weeks of a fast server) it becomes a log-bucket
+sketch of relative error ≤ SKETCH_ERROR, and the summary says so (`approximate`).
 """
 
 from __future__ import annotations
@@ -26,27 +28,26 @@ import math
 import re
 from bisect import bisect_right
 from collections import Counter
-from itertools import accumulate, repeat
-from operator import itemgetter
+from itertools import accumulate
 from typing import Any
 
 from sglang_doctor.read.reader import decode_line
 
+
 TP_LITERAL = "gen throughput (token/s): "
 _TP_BYTES = TP_LITERAL.encode()
-_QUEUE_SEP = b", #queue-req: "
-# One group per decode line, the throughput and the queue after it as printed ("463.21, #queue-req: 0"):
-# one object per line, counted by Counter in C.
-_TPQ = re.compile(rb"gen throughput \(token/s\): ([0-9.]+(?:, #queue-req: \d+)?)")
+_TP = re.compile(rb"gen throughput \(token/s\): ([0-9.]+)")
+_QUEUE = re.compile(rb"gen throughput \(token/s\): [0-9.]+, #queue-req: (\d+)")
 _USAGE = re.compile(rb"Decode batch(?: \[\d+\])?[,.] #running-req: \d+, #(?:full |gpu )?token: \d+, "
                     rb"(?:full |gpu )?token usage: ([0-9.]+)")
 GRAPH_LITERALS = {True: b"cuda graph: True, " + _TP_BYTES, False: b"cuda graph: False, " + _TP_BYTES}
 
-MAX_KEYS = 300_000  # distinct (throughput, queue) texts kept (~35 MB) before they are folded into values
-MAX_VALUES = 300_000  # distinct throughput values kept exactly; past it, the sketch
+MAX_KEYS = 300_000  # distinct printed throughputs kept exactly (~35 MB); past it, the sketch
 SKETCH_ERROR = 0.005  # relative error of a quantile once the sketch is in use
 _GAMMA_LOG = math.log((1 + SKETCH_ERROR) / (1 - SKETCH_ERROR))
 HISTOGRAM_BINS = 24
+PROBE_HITS = 64  # a stretch where the peak probe stops more often is read whole (findall)
+PROBE_STALE = 8  # after a stretch with more hits than this the probe is rebuilt for the new peaks
 
 
 def _number(text: bytes) -> float | None:
@@ -57,17 +58,26 @@ def _number(text: bytes) -> float | None:
     return v if math.isfinite(v) else None
 
 
+def _higher(best: bytes | None, texts: Any) -> bytes | None:
+    """The printed number of the largest value among `best` and `texts`."""
+    top = _number(best) if best is not None else None
+    for t in set(texts):
+        v = _number(t)
+        if v is not None and (top is None or v > top):
+            best, top = t, v
+    return best
+
+
 class DecodeStats:
     """The decode lines of one launch (or of a stretch of one, see merge)."""
 
     def __init__(self) -> None:
-        self._keys: Counter[bytes] = Counter()  # printed "tp[, #queue-req: q]" -> lines
-        self._more: list[Counter[bytes]] = []  # the keys of stretches merged in (combined only at the end)
-        self._values: dict[float, int] = {}  # throughput -> lines, once keys were folded
+        self._tp: Counter[bytes] = Counter()  # printed throughput -> lines
         self._buckets: dict[int, int] | None = None  # the sketch: log-bucket index -> lines
-        self._zeros = 0  # (the sketch's bucket for throughput 0)
-        self._queue: int | None = None  # the largest queue among folded keys
+        self._zeros = 0  # (the sketch's count of throughput 0)
         self._usage: bytes | None = None  # the highest token usage, as printed
+        self._queue: bytes | None = None  # the longest queue, as printed
+        self._probed: tuple[bytes | None, bytes | None] = (None, None)  # the peaks the probe looks above
         self.graph_line: dict[bool, int] = {}  # first line with `cuda graph: True` / `False`
 
     # -- reading -----------------------------------------------------------------------
@@ -76,9 +86,8 @@ class DecodeStats:
         if TP_LITERAL not in text:
             return
         raw = text.encode("utf-8", "replace")
-        self._keys.update(_TPQ.findall(raw))
-        if b"Decode batch" in raw:
-            self._take_usage(_USAGE.findall(raw))
+        self._tp.update(_TP.findall(raw))
+        self._peaks_exact(raw, 0, len(raw))
         for flag, literal in GRAPH_LITERALS.items():
             if flag not in self.graph_line and literal in raw:
                 self.graph_line[flag] = number
@@ -92,14 +101,39 @@ class DecodeStats:
         if not _plain(block, lo, hi):
             self._add_cleaned(block, first_line, lo, hi)
             return
-        self._keys.update(_TPQ.findall(block, lo, hi))
-        self._take_usage(_USAGE.findall(block, lo, hi))
+        self._tp.update(_TP.findall(block, lo, hi))
+        self._peaks(block, lo, hi)
         for flag, literal in GRAPH_LITERALS.items():
             if flag not in self.graph_line:
                 at = block.find(literal, lo, hi)
                 if at >= 0:
                     self.graph_line[flag] = first_line + block.count(b"\n", 0, at)
         self._bound()
+
+    def _peaks_exact(self, block: bytes, lo: int, hi: int) -> None:
+        if block.find(b"Decode batch", lo, hi) >= 0:
+            self._usage = _higher(self._usage, _USAGE.findall(block, lo, hi))
+        self._queue = _higher(self._queue, _QUEUE.findall(block, lo, hi))
+
+    def _peaks(self, block: bytes, lo: int, hi: int) -> None:
+        """Usage and queue peaks of block[lo:hi]: the lines the probe finds above the peaks it was
+        built for, read exactly; the whole stretch when it finds many."""
+        probe = _probe(self._probed)
+        ends = probe.scan(block, lo, hi) if probe is not None else None
+        if ends is None or len(ends) > PROBE_HITS:
+            self._peaks_exact(block, lo, hi)
+            self._probed = (self._usage, self._queue)
+            return
+        done = -1
+        for end in ends:
+            start = block.rfind(b"\n", lo, end) + 1 or lo
+            if start == done:
+                continue
+            done = start
+            stop = block.find(b"\n", end, hi)
+            self._peaks_exact(block, start, hi if stop < 0 else stop)
+        if len(ends) > PROBE_STALE:
+            self._probed = (self._usage, self._queue)
 
     def _add_cleaned(self, block: bytes, first_line: int, lo: int, hi: int) -> None:
         """Lines with escapes or carriage returns: read as the line-by-line path reads them."""
@@ -114,31 +148,22 @@ class DecodeStats:
             pos = end + 1
 
     def merge(self, other: DecodeStats) -> None:
-        """Add another stretch's lines (its keys are kept as they are: no loop over them here)."""
-        self._more += [k for k in (other._keys, *other._more) if k]
-        for v, n in other._values.items():
-            self._values[v] = self._values.get(v, 0) + n
+        """Add another stretch's lines."""
+        mine, theirs = self._tp, other._tp
+        if len(theirs) > len(mine):  # (Counter.update loops in Python over what it adds: the smaller)
+            mine, theirs = theirs.copy(), mine
+        mine.update(theirs)
+        self._tp = mine
         if other._buckets is not None:
             self._sketch()
             for k, n in other._buckets.items():
                 self._buckets[k] = self._buckets.get(k, 0) + n  # type: ignore[index]
             self._zeros += other._zeros
-        if other._queue is not None:
-            self._queue = max(self._queue if self._queue is not None else other._queue, other._queue)
-        if other._usage is not None:
-            self._take_usage([other._usage])
+        self._usage = _higher(self._usage, [other._usage] if other._usage is not None else [])
+        self._queue = _higher(self._queue, [other._queue] if other._queue is not None else [])
         for flag, line in other.graph_line.items():
             self.graph_line[flag] = min(line, self.graph_line.get(flag, line))
         self._bound()
-
-    def _take_usage(self, texts: list[bytes]) -> None:
-        best = self._usage
-        top = _number(best) if best is not None else None
-        for t in set(texts):
-            v = _number(t)
-            if v is not None and (top is None or v > top):
-                best, top = t, v
-        self._usage = best
 
     def shift_lines(self, by: int) -> None:
         """Renumber the lines kept (a stretch read apart, numbered from 1)."""
@@ -146,52 +171,24 @@ class DecodeStats:
 
     # -- bounded memory ----------------------------------------------------------------
     def _bound(self) -> None:
-        if len(self._keys) + sum(map(len, self._more)) > MAX_KEYS:
-            self._fold()
-
-    def _parsed(self) -> tuple[list[float], list[int]]:
-        """The printed keys as throughput values and their counts (the queue peak folded into
-        self._queue), a few C-level passes rather than a loop in Python."""
-        keys: list[bytes] = []
-        counts: list[int] = []
-        for part in (self._keys, *self._more):
-            keys += part
-            counts += part.values()
-        parts = list(map(bytes.partition, keys, repeat(_QUEUE_SEP)))
-        texts = list(map(itemgetter(0), parts))
-        try:
-            values = list(map(float, texts))
-        except ValueError:  # a "1.2.3" among them: value by value, leaving out what is no number
-            pairs = [(v, n) for v, n in zip(map(_number, texts), counts) if v is not None]
-            values, counts = [v for v, _ in pairs], [n for _, n in pairs]
-        queues = set(map(itemgetter(2), parts))
-        queues.discard(b"")
-        if queues:
-            top = max(map(int, queues))
-            self._queue = top if self._queue is None else max(self._queue, top)
-        return values, counts
-
-    def _fold(self) -> None:
-        """Printed keys -> throughput values (or the sketch's buckets): memory stays bounded."""
-        values, counts = self._parsed()
-        self._keys.clear()
-        self._more = []
-        folded = self._values
-        for v, n in zip(values, counts):
-            folded[v] = folded.get(v, 0) + n
-        if self._buckets is not None or len(folded) > MAX_VALUES:
+        if len(self._tp) > MAX_KEYS or (self._buckets is not None and self._tp):
             self._sketch()
 
     def _sketch(self) -> None:
+        """Printed throughputs -> log buckets: from here on the quantiles are within SKETCH_ERROR."""
         if self._buckets is None:
             self._buckets = {}
-        for v, n in self._values.items():
+        buckets = self._buckets
+        for key, n in self._tp.items():
+            v = _number(key)
+            if v is None:
+                continue
             if v <= 0:
                 self._zeros += n
             else:
                 k = math.ceil(math.log(v) / _GAMMA_LOG)
-                self._buckets[k] = self._buckets.get(k, 0) + n
-        self._values = {}
+                buckets[k] = buckets.get(k, 0) + n
+        self._tp = Counter()
 
     # -- results -----------------------------------------------------------------------
     @property
@@ -202,18 +199,18 @@ class DecodeStats:
         """Throughputs ascending and the cumulative line counts up to each: exact values, or the
         sketch's bucket midpoints."""
         if self._buckets is not None:
-            self._fold()
+            self._sketch()
             g = math.exp(_GAMMA_LOG)
             items = [(2 * g ** k / (g + 1), n) for k, n in sorted(self._buckets.items())]
             if self._zeros:
                 items.insert(0, (0.0, self._zeros))
             return [v for v, _ in items], list(accumulate(n for _, n in items))
-        values, counts = self._parsed()
-        if self._values:
-            values += self._values.keys()
-            counts += self._values.values()
-        order = sorted(range(len(values)), key=values.__getitem__)
-        return list(map(values.__getitem__, order)), list(accumulate(map(counts.__getitem__, order)))
+        keys = self._tp
+        try:
+            ordered = sorted(keys, key=float)  # (C-level passes: no loop in Python over the values)
+        except ValueError:  # a "1.2.3" among them
+            ordered = sorted((k for k in keys if _number(k) is not None), key=float)
+        return list(map(float, ordered)), list(accumulate(map(keys.__getitem__, ordered)))
 
     def summary(self) -> dict[str, Any] | None:
         """lines, median, p10, p90, queue_peak, usage_peak, histogram, approximate (None: no decode line)."""
@@ -223,11 +220,50 @@ class DecodeStats:
         out: dict[str, Any] = {"lines": cum[-1]}
         for name, q in (("median", 0.5), ("p10", 0.1), ("p90", 0.9)):
             out[name] = round(quantile(values, cum, q), 6)
-        out["queue_peak"] = self._queue
+        out["queue_peak"] = int(self._queue) if self._queue is not None else None
         out["usage_peak"] = _number(self._usage) if self._usage is not None else None
         out["histogram"] = histogram(values, cum, min(HISTOGRAM_BINS, cum[-1]))
         out["approximate"] = self.approximate
         return out
+
+
+class _Probe:
+    """A Hyperscan database of two patterns, a token usage above one printed number and a queue above
+    another; it may also stop at lines that are not decode lines or at numbers that are not above (the
+    caller reads the line), and never passes over one that is."""
+
+    def __init__(self, usage: bytes | None, queue: bytes | None) -> None:
+        import hyperscan
+
+        above_usage = greater_than(usage.decode()) if usage is not None else "[0-9.]"
+        above_queue = greater_than(queue.decode()) if queue is not None else r"\d"
+        patterns = [f"token usage: {above_usage}".encode(), f"#queue-req: {above_queue}".encode()]
+        self.db = hyperscan.Database()
+        self.db.compile(expressions=patterns, ids=[0, 1], elements=2, flags=[0, 0])
+
+    def scan(self, block: bytes, lo: int, hi: int) -> list[int]:
+        """End offsets (in `block`) of the matches in block[lo:hi], ascending."""
+        ends: list[int] = []
+        self.db.scan(memoryview(block)[lo:hi], match_event_handler=lambda _i, _f, to, _fl, _c: ends.append(lo + to))
+        ends.sort()
+        return ends
+
+
+_PROBES: dict[tuple[bytes | None, bytes | None], _Probe | None] = {}
+
+
+def _probe(peaks: tuple[bytes | None, bytes | None]) -> _Probe | None:
+    """The probe for these peaks (None: no Hyperscan here; the caller reads every line)."""
+    if peaks not in _PROBES:
+        if len(_PROBES) > 32:
+            _PROBES.clear()
+        from sglang_doctor._speed import ENABLED
+
+        try:
+            _PROBES[peaks] = _Probe(*peaks) if ENABLED else None
+        except Exception:  # no hyperscan wheel, or it refuses: read every line
+            _PROBES[peaks] = None
+    return _PROBES[peaks]
 
 
 def _plain(block: bytes, lo: int, hi: int) -> bool:
@@ -268,3 +304,25 @@ def histogram(values: list[float], cum: list[int], bins: int = HISTOGRAM_BINS) -
         out.append(upto - below)
         below = upto
     return out
+
+
+def greater_than(number: str) -> str:
+    """A regex that matches, at its start, every run of [0-9.]+ whose value is above `number` (a
+    non-negative decimal such as "0.9" or "12"): more integer digits, a larger digit at the first place
+    the integer parts differ, or the same integer part and a larger fraction. Leading zeros allowed."""
+    whole, _, frac = number.partition(".")
+    whole, frac = whole.lstrip("0"), frac.rstrip("0")
+    out = []
+    if whole:
+        out.append(rf"0*[1-9]\d{{{len(whole)},}}")  # more digits
+        for i, d in enumerate(whole):
+            if d != "9":
+                rest = len(whole) - i - 1
+                out.append(f"0*{whole[:i]}[{int(d) + 1}-9]" + (rf"\d{{{rest}}}" if rest else ""))
+    else:
+        out.append("0*[1-9]")  # any integer part above zero
+    for i, d in enumerate(frac):
+        if d != "9":
+            out.append(rf"0*{whole}\.{frac[:i]}[{int(d) + 1}-9]")
+    out.append(rf"0*{whole}\.{frac}\d*[1-9]")  # the same digits, then more that are not all zero
+    return "(?:" + "|".join(out) + ")"
