@@ -115,17 +115,7 @@ def write_patterns(path: Path, count: int | None = None) -> int:
 
 
 LOG_PARSER = "sglang/srt/debug_utils/log_parser.py"
-LOG_PARSER_STATS = """
-import importlib.util, json, sys
-spec = importlib.util.spec_from_file_location("log_parser", sys.argv[1])
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-df = mod.parse(open(sys.argv[2], encoding="utf-8").read())
-tp = df["gen_throughput"]
-print(json.dumps({"lines": df.height, "median": tp.median(),
-                  "p10": tp.quantile(0.1, interpolation="linear"), "p90": tp.quantile(0.9, interpolation="linear"),
-                  "usage_peak": df["token_usage"].max(), "queue_peak": df["queue_req"].max()}))
-"""
+LOG_PARSER_STATS = HERE.parent / "tools" / "log_parser_stats.py"  # (run with the polars venv's python)
 
 
 def log_parser_setup(work: Path) -> tuple[str, str] | str:
@@ -268,7 +258,7 @@ def main() -> None:
         same = findings_of(d.out) == want
         exact = "-"
         if parser:
-            lp = timed([parser[0], "-c", LOG_PARSER_STATS, parser[1], str(big)])
+            lp = timed([parser[0], str(LOG_PARSER_STATS), parser[1], str(big)])
             try:
                 exact = f"{same_decode(decode_of(d.out), json.loads(lp.out))} ({lp.wall:.1f} s, {lp.rss} MB)"
             except (json.JSONDecodeError, KeyError):

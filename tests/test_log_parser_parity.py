@@ -25,17 +25,7 @@ pytestmark = pytest.mark.realconsumer
 
 SCRIPT = Path(sys.executable).parent / "sglang-doctor"
 LOG_PARSER = "sglang/srt/debug_utils/log_parser.py"
-STATS = """
-import importlib.util, json, sys
-spec = importlib.util.spec_from_file_location("log_parser", sys.argv[1])
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-df = mod.parse(open(sys.argv[2], encoding="utf-8").read())
-tp = df["gen_throughput"]
-print(json.dumps({"lines": df.height, "median": tp.median(),
-                  "p10": tp.quantile(0.1, interpolation="linear"), "p90": tp.quantile(0.9, interpolation="linear"),
-                  "usage_peak": df["token_usage"].max(), "queue_peak": df["queue_req"].max()}))
-"""
+STATS = Path(__file__).resolve().parent.parent / "tools" / "log_parser_stats.py"
 
 
 def _pip(python: Path, *args: str) -> None:
@@ -105,7 +95,7 @@ def _ours(log: Path) -> dict:
 
 def _theirs(log_parser: tuple[Path, Path], log: Path) -> dict:
     python, parser = log_parser
-    out = subprocess.run([str(python), "-c", STATS, str(parser), str(log)], capture_output=True, text=True,
+    out = subprocess.run([str(python), str(STATS), str(parser), str(log)], capture_output=True, text=True,
                          timeout=600, env={**os.environ, "POLARS_MAX_THREADS": "2"})
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)

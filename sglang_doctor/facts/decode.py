@@ -46,6 +46,7 @@ MAX_KEYS = 300_000  # distinct printed throughputs kept exactly (~35 MB); past i
 SKETCH_ERROR = 0.005  # relative error of a quantile once the sketch is in use
 _GAMMA_LOG = math.log((1 + SKETCH_ERROR) / (1 - SKETCH_ERROR))
 HISTOGRAM_BINS = 24
+PROBE_AFTER = 8 * 1024 * 1024  # bytes of decode-bearing blocks read exactly before the probe is built
 PROBE_HITS = 64  # a stretch where the peak probe stops more often is read whole (findall)
 PROBE_STALE = 8  # after a stretch with more hits than this the probe is rebuilt for the new peaks
 
@@ -78,6 +79,7 @@ class DecodeStats:
         self._usage: bytes | None = None  # the highest token usage, as printed
         self._queue: bytes | None = None  # the longest queue, as printed
         self._probed: tuple[bytes | None, bytes | None] = (None, None)  # the peaks the probe looks above
+        self._read = 0  # bytes of blocks read (the probe costs a compile: only for long inputs)
         self.graph_line: dict[bool, int] = {}  # first line with `cuda graph: True` / `False`
 
     # -- reading -----------------------------------------------------------------------
@@ -118,7 +120,8 @@ class DecodeStats:
     def _peaks(self, block: bytes, lo: int, hi: int) -> None:
         """Usage and queue peaks of block[lo:hi]: the lines the probe finds above the peaks it was
         built for, read exactly; the whole stretch when it finds many."""
-        probe = _probe(self._probed)
+        self._read += hi - lo
+        probe = _probe(self._probed) if self._read > PROBE_AFTER else None
         ends = probe.scan(block, lo, hi) if probe is not None else None
         if ends is None or len(ends) > PROBE_HITS:
             self._peaks_exact(block, lo, hi)
