@@ -16,9 +16,10 @@ import re
 
 from sglang_doctor.engine import expr
 from sglang_doctor.facts.context import Context
+from sglang_doctor.facts.decode import TP_LITERAL
 from sglang_doctor.model import Evidence, Finding, FixOut, line_name, mark_consequence, rule_page
-from sglang_doctor.read.records import Record, Segmenter, frame_of, glog_time, parse_header
-from sglang_doctor.read.reader import Line, decode_line, lines_of_chunk
+from sglang_doctor.read.records import Record, Segmenter, frame_of, glog_time, last_header_time
+from sglang_doctor.read.reader import Line, decode_line, lines_of_chunk, newlines
 from sglang_doctor.model import SEVERITY_RANK
 from sglang_doctor.engine.rules import Condition, Fix, Pattern, Rule
 from sglang_doctor.engine.rx import MATCH_TIMEOUT_S
@@ -602,9 +603,9 @@ class InputResult:
 
 # An input that fits in one small block is read line by line (cheaper than building the
 # scanner); otherwise every block goes through the scanner and only its hit lines (and the
-# very first line, for the start time) are decoded.
+# very first line, for the start time) are decoded; the decode statistics read every line
+# of the block at once (facts/decode.py).
 SMALL_INPUT_BYTES = 256 * 1024
-DECODE_SAMPLE_BYTES = 8 * 1024  # ~1% of each block: enough for medians and a sparkline
 
 
 class _Launch:
@@ -629,6 +630,9 @@ class _Analysis:
         self.seg = Segmenter()
         self.slow = 0
         self.last_ts: str | None = None  # latest header time seen: the time of header-less records after it
+        # While a block is fed (feed_block): the offset of the line being fed, and where a new launch began.
+        self._at = 0
+        self._switches: list[tuple[int, _Launch]] = []
 
     @property
     def ctx(self) -> Context:
@@ -638,15 +642,19 @@ class _Analysis:
     def hits(self) -> dict[str, RuleHits]:
         return self.launch.hits
 
-    def feed(self, line: Line) -> None:
+    def feed(self, line: Line, decode: bool = True) -> None:
+        """`decode`: count a decode line here (False when its block is counted at once, feed_block)."""
         self.slow += 1
         for rec in self.seg.feed(line):
             self._record(rec)
+        if decode and TP_LITERAL in line.text:
+            self.launch.ctx.decode.add_line(line.text, line.number)
 
     def _record(self, rec: Record) -> None:
         if rec.kind == "line" and self.ctx.server_args_line is not None and rec.message.startswith("server_args="):
             self.closed.append(self.launch)
             self.launch = _Launch(rec.start, (self.ctx.command, self.ctx.command_line))
+            self._switches.append((self._at, self.launch))
         self.launch.last_line = rec.end
         self.ctx.observe(rec)
         if rec.ts:
@@ -680,10 +688,27 @@ class _Analysis:
         return InputResult(findings, launches[0].context, lines, list(self.matcher.warnings), size, self.slow,
                            launches)
 
-    def feed_hits(self, first: int, block: bytes, starts: list[int]) -> None:
-        """Feed the hit lines of a block, plus every line while a traceback is open."""
+    def feed_block(self, first: int, block: bytes, starts: list[int]) -> None:
+        """A block the scanner has read: its hit lines (see feed_hits), then its decode lines, each
+        stretch into the launch that was current there."""
+        if first == 1 and (not starts or starts[0] != 0):
+            starts = [0, *starts]  # (the first line: the start time)
+        launch = self.launch
+        self._switches = []
+        if starts or not self.seg.idle:
+            self.feed_hits(first, block, starts)
+        lo = 0
+        for at, nxt in self._switches:
+            launch.ctx.decode.add_block(block, first, lo, at)
+            launch, lo = nxt, at
+        launch.ctx.decode.add_block(block, first, lo)
+
+    def feed_hits(self, first: int, block: bytes, starts: list[int], pos: int = 0, number: int | None = None) -> None:
+        """Feed the hit lines of a block, plus every line while a traceback is open (from `pos`, the
+        start of line `number`, when resuming in the middle of the block)."""
         targets = iter(starts)
-        pos, number, end = 0, first, len(block)
+        number = first if number is None else number
+        end = len(block)
         while pos < end:
             if self.seg.idle:
                 nxt = next(targets, None)
@@ -696,23 +721,17 @@ class _Analysis:
                 number += block.count(b"\n", pos, nxt)
                 pos = nxt
             nl = block.find(b"\n", pos)
-            self.feed(Line(number, decode_line(block[pos:nl])))
+            self._at = pos
+            self.feed(Line(number, decode_line(block[pos:nl])), decode=False)
             number += 1
             pos = nl + 1
 
     def skipped(self, block: bytes, lo: int, hi: int) -> None:
         """Lines the scanner skipped: the time of the last header among them is the time of the
         header-less lines that follow, as on the line-by-line path."""
-        for _ in range(8):  # a "[20" that starts no header (bs=[20, 40]) costs one more look
-            i = block.rfind(b"[20", lo, hi)
-            if i < 0:
-                return
-            start = block.rfind(b"\n", lo, i) + 1 or lo
-            header = parse_header(decode_line(block[start:block.find(b"\n", i)]))
-            if header is not None:
-                self.last_ts = header.ts
-                return
-            hi = start
+        ts = last_header_time(block, lo, hi)
+        if ts is not None:
+            self.last_ts = ts
 
 
 def run_checks(matcher: Matcher, ctx: Context, hits: dict[str, RuleHits]) -> None:
@@ -726,51 +745,84 @@ def run_checks(matcher: Matcher, ctx: Context, hits: dict[str, RuleHits]) -> Non
                 rh.hits.append(Hit(h.line, h.text, h.captures, ""))
 
 
-def analyze_chunks(chunks: Iterable[tuple[int, bytes]], matcher: Matcher, input_index: int = 0,
-                   scanner_factory: Callable[[], Any] | None = None, command: str | None = None,
-                   progress: Callable[[int], None] | None = None, pasted: bool = False) -> InputResult:
-    """One input, block by block; `scanner_factory` gives the stage-one scanner (or None);
-    `progress` is called once per block with the bytes read so far; `pasted`: an error given to
-    `explain` (itself a sign of failure, see facts/crash.py)."""
-    a = _Analysis(matcher)
-    a.ctx.crash.pasted = pasted
-    scanner: Any = None
-    size = 0
-    first = 1
-    block = b""
-    for first, block in chunks:
-        size += len(block)
-        if progress is not None:
-            progress(size)
-        if scanner_factory is None or (first == 1 and len(block) < SMALL_INPUT_BYTES):
-            for line in lines_of_chunk(first, block):
-                a.feed(line)
-            continue
-        if scanner is None:
-            scanner = scanner_factory()
-            if scanner is None:
-                scanner_factory = None
-                for line in lines_of_chunk(first, block):
-                    a.feed(line)
-                continue
+class _Blocks:
+    """Feeds an input's blocks to its analysis: line by line when the input is small (or there is
+    no scanner), else through the stage-one scanner."""
+
+    def __init__(self, a: _Analysis, scanner_factory: Callable[[], Any] | None,
+                 progress: Callable[[int], None] | None) -> None:
+        self.a = a
+        self.factory = scanner_factory
+        self.scanner: Any = None
+        self.progress = progress
+        self.size = 0
+        self._last: tuple[int, bytes] = (1, b"")
+
+    @property
+    def next_line(self) -> int:
+        """The number of the line after the last block."""
+        first, block = self._last
+        return first + newlines(block)
+
+    def take(self, first: int, block: bytes) -> None:
+        self.size += len(block)
+        self._last = (first, block)
+        if self.progress is not None:
+            self.progress(self.size)
+        a = self.a
+        if self.factory is None or (first == 1 and len(block) < SMALL_INPUT_BYTES):
+            self._lines(first, block)
+            return
+        if self.scanner is None:
+            self.scanner = self.factory()
+            if self.scanner is None:
+                self.factory = None
+                self._lines(first, block)
+                return
         try:
-            starts = scanner.hit_lines(block)
+            starts = self.scanner.hit_lines(block)
         except Exception:  # a broken compiled engine must not cost the diagnosis: go line by line
-            scanner_factory = None
-            for line in lines_of_chunk(first, block):
-                a.feed(line)
-            continue
-        a.ctx.sampling = True
+            self.factory = None
+            self._lines(first, block)
+            return
         if not a.ctx.text_lines and block.strip():
             a.ctx.text_lines = 1  # (the scanner's path decodes only its hit lines)
-        a.ctx.sample_block(block[:DECODE_SAMPLE_BYTES], first)
-        if first == 1 and (not starts or starts[0] != 0):
-            starts = [0, *starts]
-        if starts or not a.seg.idle:
-            a.feed_hits(first, block, starts)
+        a.feed_block(first, block, starts)
+
+    def _lines(self, first: int, block: bytes) -> None:
+        for line in lines_of_chunk(first, block):
+            self.a.feed(line)
+
+
+def analyze_chunks(chunks: Iterable[tuple[int, bytes]], matcher: Matcher, input_index: int = 0,
+                   scanner_factory: Callable[[], Any] | None = None, command: str | None = None,
+                   progress: Callable[[int], None] | None = None,
+                   rest: Callable[[int], Any] | None = None, pasted: bool = False) -> InputResult:
+    """One input, block by block; `scanner_factory` gives the stage-one scanner (or None);
+    `progress` is called once per block with the bytes read so far; `pasted`: an error given to
+    `explain` (itself a sign of failure, see facts/crash.py).
+
+    `rest`: the input's second part was read apart (pipeline/split.py): called with the number of
+    its first line once `chunks` are done, it gives either that part's stage one and a reader of its
+    blocks, (Prescan, read(offset, size)), or, when that failed, its chunks to read here."""
+    a = _Analysis(matcher)
+    a.ctx.crash.pasted = pasted
+    blocks = _Blocks(a, scanner_factory, progress)
+    for first, block in chunks:
+        blocks.take(first, block)
+    if rest is not None:
+        from sglang_doctor.engine.prescan import Prescan, feed_prescan
+
+        part = rest(blocks.next_line)
+        if isinstance(part, tuple) and isinstance(part[0], Prescan):
+            lines = feed_prescan(a, part[0], blocks.next_line, part[1])
+            part = part[0]
+            a.finish(command)
+            return a.result(input_index, lines, blocks.size + part.size)
+        for first, block in part:
+            blocks.take(first, block)
     a.finish(command)
-    lines = first + block.count(b"\n") - 1 if block else 0
-    return a.result(input_index, lines, size)
+    return a.result(input_index, blocks.next_line - 1, blocks.size)
 
 
 def analyze_lines(lines: Iterable[Line], matcher: Matcher, input_index: int = 0) -> InputResult:

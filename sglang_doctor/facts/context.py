@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 import re
 
 from sglang_doctor.facts.crash import CrashWatch
+from sglang_doctor.facts.decode import DecodeStats
 from sglang_doctor.read.records import Record, parse_ts as _ts
 
 if TYPE_CHECKING:
@@ -71,8 +72,6 @@ def _num(s: str | None) -> float | None:
 class Context:
     """Accumulates facts from a stream of records (one input)."""
 
-    MAX_THROUGHPUT_SAMPLES = 4096
-
     def __init__(self) -> None:
         self.facts: dict[str, Fact] = {}
         self.server_args: dict[str, Any] = {}
@@ -83,18 +82,13 @@ class Context:
         self._parsed: tuple[str | None, Any] | None = None
         self.first_ts: str | None = None
         self.last_ts: str | None = None  # the latest header time (a launch's window: pipeline.units)
-        self.throughput: list[float] = []  # decode gen throughput samples, decimated when full
-        self._tp_stride = 1
-        self._tp_seen = 0
-        self.token_usage_peak: float | None = None
-        self.queue_peak: int | None = None
+        # `Decode batch` lines: fed line by line (engine.analyze) or a block at a time (the fast path)
+        self.decode = DecodeStats()
+        self.decode_summary: dict[str, Any] | None = None  # set by finish()
         self.timeline: list[tuple[str, str, int]] = []  # (phase, ts, line)
         # Lines saying that an exception printed next to them was caught and the process went
         # on (a failed request, a retried call, an exception Python ignored): see handled_near.
         self.handled_lines: list[int] = []
-        # Past the start of a long log, decode-batch statistics come from a sample of each
-        # block (sample_block) instead of every line.
-        self.sampling = False
         self._names: dict[str, Any] | None = None  # names(), kept once finish() has run
         self._finished = False
         self.crash = CrashWatch()  # signs of a failed launch, whatever rule knows it (crash.py)
@@ -157,7 +151,7 @@ class Context:
             if m:
                 self.set("exception.first", msg[:300], rec.start, overwrite=False)
         for literal, pattern, handler in _EXTRACTORS:
-            if literal in msg and not (self.sampling and handler is _decode):
+            if literal in msg:
                 m = pattern.search(msg)
                 if m:
                     handler(self, m, rec)
@@ -186,30 +180,6 @@ class Context:
             self.text_lines = 1
         if not self.sglang_mentioned and ("sglang" in text or "SGLang" in text or "SGLANG" in text):
             self.sglang_mentioned = True
-
-    def sample_block(self, raw: bytes, first_line: int | None = None) -> None:
-        """Decode statistics from the first bytes of a block (the sampled path); `first_line`: the
-        block's first line number, so a fact keeps the line it came from."""
-        if b"Decode batch" not in raw:
-            return
-        text = raw.decode("utf-8", errors="replace")
-        pos, line = 0, first_line
-        for m in _DECODE_RX.finditer(text):
-            if line is not None:
-                line += text.count("\n", pos, m.start())
-                pos = m.start()
-            _decode(self, m, None, line)
-
-    def add_throughput(self, value: float) -> None:
-        # Bounded reservoir: keep every k-th sample, doubling k when full, so a week of
-        # decode lines costs constant memory while keeping the shape over time.
-        self._tp_seen += 1
-        if self._tp_seen % self._tp_stride:
-            return
-        self.throughput.append(value)
-        if len(self.throughput) >= self.MAX_THROUGHPUT_SAMPLES:
-            self.throughput = self.throughput[::2]
-            self._tp_stride *= 2
 
     def mark(self, phase: str, rec: Record) -> None:
         if rec.ts and not any(p == phase for p, _, _ in self.timeline):
@@ -282,17 +252,7 @@ class Context:
         arch = str(self.get("model.arch") or "")
         if "model.hybrid" not in self.facts and arch and any(m.lower() in arch.lower() for m in HYBRID_MODEL_MARKERS):
             self.set("model.hybrid", True, self.facts["model.arch"].line, "from the model class")
-        if self.throughput:
-            tp = sorted(self.throughput)
-            mid = len(tp) // 2  # (tp is sorted: no need for the statistics module)
-            median = tp[mid] if len(tp) % 2 else (tp[mid - 1] + tp[mid]) / 2
-            self.set("decode.throughput_median", round(median, 2), None)
-            self.set("decode.throughput_p10", round(tp[int(0.1 * (len(tp) - 1))], 2), None)
-            self.set("decode.throughput_p90", round(tp[int(0.9 * (len(tp) - 1))], 2), None)
-        if self.token_usage_peak is not None:
-            self.set("decode.token_usage_peak", self.token_usage_peak, None)
-        if self.queue_peak is not None:
-            self.set("decode.queue_peak", self.queue_peak, None)
+        self._decode_facts()
         ready = self.facts.get("server.ready_ts")
         if ready and self.first_ts:
             try:
@@ -309,6 +269,22 @@ class Context:
             if guess:
                 self.set("sglang.version", guess[0], self.server_args_line, guess[1])
         self._finished = True
+
+    def _decode_facts(self) -> None:
+        d = self.decode_summary = self.decode.summary()
+        graph = self.decode.graph_line
+        if True in graph:
+            self.set("decode.cuda_graph_true_seen", True, graph[True])
+        if False in graph:
+            self.set("decode.cuda_graph_false_seen", True, graph[False])
+        if d is None:
+            return
+        self.set("decode.lines", d["lines"], None)
+        self.set("decode.throughput_median", d["median"], None)
+        self.set("decode.throughput_p10", d["p10"], None)
+        self.set("decode.throughput_p90", d["p90"], None)
+        self.set("decode.token_usage_peak", d["usage_peak"], None)
+        self.set("decode.queue_peak", d["queue_peak"], None)
 
     def to_json(self) -> dict[str, Any]:
         """Facts nested by their dotted names ({"gpu": {"name": …}}), with the line of each."""
@@ -498,26 +474,10 @@ def _ready(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.mark("ready", rec)
 
 
-@extractor("Decode batch", r"Decode batch[^\n]*?#running-req: (?P<run>\d+).*?token usage: (?P<usage>[0-9.]+).*?(?:cuda graph: (?P<graph>True|False), )?gen throughput \(token/s\): (?P<tp>[0-9.]+)(?:, #queue-req: (?P<q>\d+))?")
-def _decode(ctx: Context, m: re.Match[str], rec: Record | None, at: int | None = None) -> None:
-    ctx.add_throughput(float(m["tp"]))
-    usage = float(m["usage"])
-    ctx.token_usage_peak = max(ctx.token_usage_peak or 0.0, usage)
-    if m["q"]:
-        ctx.queue_peak = max(ctx.queue_peak or 0, int(m["q"]))
-    line = rec.start if rec is not None else at
-    if m["graph"] == "False":
-        ctx.set("decode.cuda_graph_false_seen", True, line, overwrite=False)
-    elif m["graph"] == "True":
-        ctx.set("decode.cuda_graph_true_seen", True, line, overwrite=False)
-
-
-_DECODE_RX = next(p for lit, p, h in _EXTRACTORS if h is _decode)
-
-
 def scan_patterns() -> list[str]:
-    """Regexes of the extractors that must see their lines (the decode stats are sampled)."""
-    return [p.pattern for lit, p, h in _EXTRACTORS if h is not _decode]
+    """Regexes of the extractors: stage one lets their lines through (decode lines are read apart,
+    facts/decode.py)."""
+    return [p.pattern for lit, p, h in _EXTRACTORS]
 
 
 # --- handled exceptions ------------------------------------------------------------------

@@ -5,7 +5,10 @@
 
 A reader thread moves raw bytes into a queue so the main loop can wake up on an idle
 timeout: a traceback is complete when the next record starts or when nothing has arrived
-for IDLE_S. A finding is printed as soon as its rule has matched and its conditions hold;
+for IDLE_S. What has piled up in the queue (the history `docker logs -f` dumps first, a
+fast writer) is taken at once, up to a block, and goes through the same block path as a
+batch run (the stage-one scanner, the decode lines of the block counted at once); a
+trickle of lines goes line by line. A finding is printed as soon as its rule has matched and its conditions hold;
 at the end of the stream (pipe closed) or on Ctrl-C the whole report follows: the same
 stages as a batch run (pipeline.run.assemble) on the same analysis, so it is the report
 `sglang-doctor` gives for the saved log. Generic and last-resort findings are only in that
@@ -22,6 +25,7 @@ import time
 from typing import Any, Callable
 
 from sglang_doctor.engine.analyze import Matcher, _Analysis, build_finding
+from sglang_doctor.engine.prefilter import ScannerCache
 from sglang_doctor.engine.rules import Rule
 from sglang_doctor.facts.context import HANDLED_AFTER
 from sglang_doctor.fix.correct import spell_fixes
@@ -29,11 +33,13 @@ from sglang_doctor.model import Finding, InputInfo, Report, mark_consequence
 from sglang_doctor.pipeline.run import Options, Run, assemble
 from sglang_doctor.policy.config import apply_severity
 from sglang_doctor.policy.redact import redact_report
-from sglang_doctor.read.reader import MAX_LINE_CHARS, InputError, Line, decode_line, display_name
+from sglang_doctor.read.reader import MAX_LINE_CHARS, InputError, Line, decode_line, display_name, newlines
 
 IDLE_S = 0.2  # no new bytes for this long: close an open traceback
 POLL_S = 0.05  # how often a followed file is checked for growth
 READ_SIZE = 64 * 1024
+BLOCK_BYTES = 1024 * 1024  # at most this much is taken from the queue at once
+SCAN_BYTES = 64 * 1024  # from this size on, what was taken goes through the block path
 
 
 def _pipe_reader(fd: int, out: queue.Queue[bytes | None]) -> None:
@@ -88,6 +94,7 @@ class Follower:
         self.emit = emit
         self.options = options or Options()
         self.path = path
+        self.scanner = ScannerCache(rules, self.options.fast)
         self.carry = b""
         self.number = 0
         self.bytes = 0
@@ -97,13 +104,18 @@ class Follower:
     def feed_bytes(self, data: bytes) -> None:
         self.bytes += len(data)
         buf = self.carry + data
-        lines = buf.split(b"\n")
-        self.carry = lines.pop()
+        end = buf.rfind(b"\n") + 1
+        block, self.carry = buf[:end], buf[end:]
         if len(self.carry) > MAX_LINE_CHARS:
             self.carry = self.carry[:MAX_LINE_CHARS]
-        for raw in lines:
-            self.number += 1
-            self.analysis.feed(Line(self.number, decode_line(raw)))
+        scanner = self.scanner() if len(block) >= SCAN_BYTES else None
+        if scanner is not None:
+            self.analysis.feed_block(self.number + 1, block, scanner.hit_lines(block))
+            self.number += newlines(block)
+        else:
+            for raw in block.split(b"\n")[:-1]:
+                self.number += 1
+                self.analysis.feed(Line(self.number, decode_line(raw)))
         self._report_new()
 
     def idle(self) -> None:
@@ -186,10 +198,11 @@ def follow(source: str, rules: list[Rule], emit: Callable[[Finding], None], opti
         t = threading.Thread(target=_file_reader, args=(source, q, stop), daemon=True)
     t.start()
     fol = Follower(rules, emit, options, source)
+    ended: list[Any] = []  # the reader's last word (None, or an InputError), taken while draining
     try:
         while not stop.is_set():
             try:
-                item = q.get(timeout=IDLE_S)
+                item = ended.pop() if ended else q.get(timeout=IDLE_S)
             except queue.Empty:
                 fol.idle()
                 continue
@@ -197,7 +210,19 @@ def follow(source: str, rules: list[Rule], emit: Callable[[Finding], None], opti
                 break
             if isinstance(item, InputError):
                 raise item
-            fol.feed_bytes(item)
+            parts = [item]
+            size = len(item)
+            while size < BLOCK_BYTES:  # what piled up behind it, as one block
+                try:
+                    more = q.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None or isinstance(more, InputError):
+                    ended.append(more)
+                    break
+                parts.append(more)
+                size += len(more)
+            fol.feed_bytes(b"".join(parts))
     except KeyboardInterrupt:
         stop.set()
     return fol.finish(display_name(source))

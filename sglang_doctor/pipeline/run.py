@@ -248,13 +248,24 @@ def _outcomes(names: list[str], rules: list[Rule], options: Options, texts: dict
                 stream: Any = io.BytesIO(texts[name].encode("utf-8", errors="replace"))
             else:
                 stream = open_input(name)
+            split = None
             try:
                 tick = progress.start(display_name(name), stream) if progress is not None and not texts else None
-                chunks = iter_chunks(stream) if options.interrupt is None else options.interrupt.wrap(iter_chunks(stream))
-                result = analyze_chunks(chunks, matcher, index, scanner, options.command, tick,
+                if options.trace is None and not texts:  # a big file: its second half in another process
+                    from sglang_doctor.pipeline.split import start
+
+                    split = start(name, stream, scanner)
+                source = stream if split is None else split.head(stream)
+                chunks = iter_chunks(source) if options.interrupt is None else options.interrupt.wrap(iter_chunks(source))
+                result = analyze_chunks(chunks, matcher, index, scanner, options.command,
+                                        tick if split is None else split.progress(tick),
+                                        None if split is None else split.rest(
+                                            lambda: options.interrupt is not None and options.interrupt.requested),
                                         pasted=bool(texts and name in texts))
                 result.warnings.extend(input_warnings(name, stream, result))
             finally:
+                if split is not None:
+                    split.close()
                 if name != "-":
                     stream.close()
         except InputError as e:

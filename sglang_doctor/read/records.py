@@ -18,7 +18,7 @@ from typing import Iterable, Iterator, NamedTuple
 import re
 
 from sglang_doctor.read.flattened import split_flattened
-from sglang_doctor.read.reader import Line
+from sglang_doctor.read.reader import Line, decode_line
 from sglang_doctor.read.request_log import is_request_echo
 
 # Header of SGLang's logger, all releases (see the log anatomy): time, optional ms, rank
@@ -540,3 +540,17 @@ def segment(lines: Iterable[Line]) -> Iterator[Record]:
     for line in lines:
         yield from seg.feed(line)
     yield from seg.finish()
+
+
+def last_header_time(block: bytes, lo: int, hi: int) -> str | None:
+    """The time of the last header line in block[lo:hi]."""
+    for _ in range(8):  # a "[20" that starts no header (bs=[20, 40]) costs one more look
+        i = block.rfind(b"[20", lo, hi)
+        if i < 0:
+            return None
+        start = block.rfind(b"\n", lo, i) + 1 or lo
+        header = parse_header(decode_line(block[start:block.find(b"\n", i)]))
+        if header is not None:
+            return header.ts
+        hi = start
+    return None

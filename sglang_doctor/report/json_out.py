@@ -12,6 +12,6 @@ def write(report: Report, out: TextIO, compact: bool = False, **_: Any) -> None:
     data = report.to_json_dict()
     for startup in [data.get("startup"), *(la.get("startup") for la in data.get("launches", []))]:
         if startup:
-            startup.pop("throughput_samples", None)  # the text report's sparkline, not a contract field
+            startup.pop("throughput_histogram", None)  # the text report's sparkline, not a contract field
     json.dump(data, out, indent=None if compact else 2, ensure_ascii=False)
     out.write("\n")

@@ -174,8 +174,10 @@ def _startup(con: _Out, s: dict[str, Any]) -> None:
     _wrapped(con, ("  ", ""), "; ".join(facts), 2, max(40, min(con.width, MAX_WIDTH)))
     tp = s.get("decode_throughput")
     if tp:
-        con.print(f"  decode throughput median {tp['median']:.1f} tok/s (p10 {tp['p10']:.1f}, p90 {tp['p90']:.1f})  ",
-                  (sparkline(s.get("throughput_samples") or []), "green"))
+        about = "≈" if tp.get("approximate") else ""
+        con.print(f"  decode throughput median {about}{tp['median']:.1f} tok/s (p10 {about}{tp['p10']:.1f}, "
+                  f"p90 {about}{tp['p90']:.1f}; {tp['lines']:,} decode lines)  ",
+                  (sparkline(s.get("throughput_histogram") or []), "green"))
     con.print()
 
 

@@ -1,0 +1,331 @@
+"""Serving statistics from the scheduler's `Decode batch` lines, exact at any log size.
+
+Which numbers count, per line (the same on both paths below):
+
+- throughput: every number after `gen throughput (token/s): ` (only the decode line has it);
+- queue: the `#queue-req: N` right after that number;
+- token usage: the first pool's `token usage` of a decode line (`#token: N, token usage: X`, hybrid
+  models `#full token: N, full token usage: X`, HiSparse `#gpu token: …`), the field SGLang's own
+  `srt/debug_utils/log_parser.py` reads;
+- CUDA graphs: the `cuda graph: True|False` right before the throughput.
+
+Quantiles are linear interpolations between order statistics (numpy's default, polars'
+`quantile(q, interpolation="linear")`; the median is the 0.5 quantile), so the numbers equal what
+log_parser's DataFrame gives on the lines it reads.
+
+Two ways in: `add_line` (one decoded line; the line-by-line path) and `add_block` (a raw block of
+whole lines; the fast path). On the fast path the throughputs are one `findall` over the block,
+counted by `Counter` in C; the peaks (usage, queue) are looked for only above the highest seen so
+far, by a small Hyperscan database (`_Probe`), each of its few hits read exactly on its line.
+Printed throughputs have two decimals, so the exact histogram keyed on the printed text is bounded
+by the distinct values; past MAX_KEYS of them (weeks of a fast server) it becomes a log-bucket
+sketch of relative error ≤ SKETCH_ERROR, and the summary says so (`approximate`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_right
+from collections import Counter
+from itertools import accumulate
+from typing import Any
+
+from sglang_doctor.read.reader import decode_line
+
+
+TP_LITERAL = "gen throughput (token/s): "
+_TP_BYTES = TP_LITERAL.encode()
+_TP = re.compile(rb"gen throughput \(token/s\): ([0-9.]+)")
+_QUEUE = re.compile(rb"gen throughput \(token/s\): [0-9.]+, #queue-req: (\d+)")
+_USAGE = re.compile(rb"Decode batch(?: \[\d+\])?[,.] #running-req: \d+, #(?:full |gpu )?token: \d+, "
+                    rb"(?:full |gpu )?token usage: ([0-9.]+)")
+GRAPH_LITERALS = {True: b"cuda graph: True, " + _TP_BYTES, False: b"cuda graph: False, " + _TP_BYTES}
+
+MAX_KEYS = 300_000  # distinct printed throughputs kept exactly (~35 MB); past it, the sketch
+SKETCH_ERROR = 0.005  # relative error of a quantile once the sketch is in use
+_GAMMA_LOG = math.log((1 + SKETCH_ERROR) / (1 - SKETCH_ERROR))
+HISTOGRAM_BINS = 24
+PROBE_AFTER = 8 * 1024 * 1024  # bytes of decode-bearing blocks read exactly before the probe is built
+PROBE_HITS = 64  # a stretch where the peak probe stops more often is read whole (findall)
+PROBE_STALE = 8  # after a stretch with more hits than this the probe is rebuilt for the new peaks
+
+
+def _number(text: bytes) -> float | None:
+    try:
+        v = float(text)
+    except ValueError:  # "[0-9.]+" also matches "1.2.3"
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _higher(best: bytes | None, texts: Any) -> bytes | None:
+    """The printed number of the largest value among `best` and `texts`."""
+    top = _number(best) if best is not None else None
+    for t in set(texts):
+        v = _number(t)
+        if v is not None and (top is None or v > top):
+            best, top = t, v
+    return best
+
+
+class DecodeStats:
+    """The decode lines of one launch (or of a stretch of one, see merge)."""
+
+    def __init__(self) -> None:
+        self._tp: Counter[bytes] = Counter()  # printed throughput -> lines
+        self._buckets: dict[int, int] | None = None  # the sketch: log-bucket index -> lines
+        self._zeros = 0  # (the sketch's count of throughput 0)
+        self._usage: bytes | None = None  # the highest token usage, as printed
+        self._queue: bytes | None = None  # the longest queue, as printed
+        self._probed: tuple[bytes | None, bytes | None] = (None, None)  # the peaks the probe looks above
+        self._read = 0  # bytes of blocks read (the probe costs a compile: only for long inputs)
+        self.graph_line: dict[bool, int] = {}  # first line with `cuda graph: True` / `False`
+
+    # -- reading -----------------------------------------------------------------------
+    def add_line(self, text: str, number: int) -> None:
+        """One line (the line-by-line path)."""
+        if TP_LITERAL not in text:
+            return
+        raw = text.encode("utf-8", "replace")
+        self._tp.update(_TP.findall(raw))
+        self._peaks_exact(raw, 0, len(raw))
+        for flag, literal in GRAPH_LITERALS.items():
+            if flag not in self.graph_line and literal in raw:
+                self.graph_line[flag] = number
+        self._bound()
+
+    def add_block(self, block: bytes, first_line: int, lo: int = 0, hi: int | None = None) -> None:
+        """The lines of block[lo:hi] (whole lines; `first_line` is the number of block's first line)."""
+        hi = len(block) if hi is None else hi
+        if block.find(_TP_BYTES, lo, hi) < 0:
+            return
+        if not _plain(block, lo, hi):
+            self._add_cleaned(block, first_line, lo, hi)
+            return
+        self._tp.update(_TP.findall(block, lo, hi))
+        self._peaks(block, lo, hi)
+        for flag, literal in GRAPH_LITERALS.items():
+            if flag not in self.graph_line:
+                at = block.find(literal, lo, hi)
+                if at >= 0:
+                    self.graph_line[flag] = first_line + block.count(b"\n", 0, at)
+        self._bound()
+
+    def _peaks_exact(self, block: bytes, lo: int, hi: int) -> None:
+        if block.find(b"Decode batch", lo, hi) >= 0:
+            self._usage = _higher(self._usage, _USAGE.findall(block, lo, hi))
+        self._queue = _higher(self._queue, _QUEUE.findall(block, lo, hi))
+
+    def _peaks(self, block: bytes, lo: int, hi: int) -> None:
+        """Usage and queue peaks of block[lo:hi]: the lines the probe finds above the peaks it was
+        built for, read exactly; the whole stretch when it finds many."""
+        self._read += hi - lo
+        probe = _probe(self._probed) if self._read > PROBE_AFTER else None
+        ends = probe.scan(block, lo, hi) if probe is not None else None
+        if ends is None or len(ends) > PROBE_HITS:
+            self._peaks_exact(block, lo, hi)
+            self._probed = (self._usage, self._queue)
+            return
+        done = -1
+        for end in ends:
+            start = block.rfind(b"\n", lo, end) + 1 or lo
+            if start == done:
+                continue
+            done = start
+            stop = block.find(b"\n", end, hi)
+            self._peaks_exact(block, start, hi if stop < 0 else stop)
+        if len(ends) > PROBE_STALE:
+            self._probed = (self._usage, self._queue)
+
+    def _add_cleaned(self, block: bytes, first_line: int, lo: int, hi: int) -> None:
+        """Lines with escapes or carriage returns: read as the line-by-line path reads them."""
+        number = first_line + block.count(b"\n", 0, lo)
+        pos = lo
+        while pos < hi:
+            nl = block.find(b"\n", pos, hi)
+            end = hi if nl < 0 else nl
+            if block.find(_TP_BYTES, pos, end) >= 0:
+                self.add_line(decode_line(block[pos:end]), number)
+            number += 1
+            pos = end + 1
+
+    def merge(self, other: DecodeStats) -> None:
+        """Add another stretch's lines."""
+        mine, theirs = self._tp, other._tp
+        if len(theirs) > len(mine):  # (Counter.update loops in Python over what it adds: the smaller)
+            mine, theirs = theirs.copy(), mine
+        mine.update(theirs)
+        self._tp = mine
+        if other._buckets is not None:
+            self._sketch()
+            for k, n in other._buckets.items():
+                self._buckets[k] = self._buckets.get(k, 0) + n  # type: ignore[index]
+            self._zeros += other._zeros
+        self._usage = _higher(self._usage, [other._usage] if other._usage is not None else [])
+        self._queue = _higher(self._queue, [other._queue] if other._queue is not None else [])
+        for flag, line in other.graph_line.items():
+            self.graph_line[flag] = min(line, self.graph_line.get(flag, line))
+        self._bound()
+
+    def shift_lines(self, by: int) -> None:
+        """Renumber the lines kept (a stretch read apart, numbered from 1)."""
+        self.graph_line = {flag: line + by for flag, line in self.graph_line.items()}
+
+    # -- bounded memory ----------------------------------------------------------------
+    def _bound(self) -> None:
+        if len(self._tp) > MAX_KEYS or (self._buckets is not None and self._tp):
+            self._sketch()
+
+    def _sketch(self) -> None:
+        """Printed throughputs -> log buckets: from here on the quantiles are within SKETCH_ERROR."""
+        if self._buckets is None:
+            self._buckets = {}
+        buckets = self._buckets
+        for key, n in self._tp.items():
+            v = _number(key)
+            if v is None:
+                continue
+            if v <= 0:
+                self._zeros += n
+            else:
+                k = math.ceil(math.log(v) / _GAMMA_LOG)
+                buckets[k] = buckets.get(k, 0) + n
+        self._tp = Counter()
+
+    # -- results -----------------------------------------------------------------------
+    @property
+    def approximate(self) -> bool:
+        return self._buckets is not None
+
+    def _sorted(self) -> tuple[list[float], list[int]]:
+        """Throughputs ascending and the cumulative line counts up to each: exact values, or the
+        sketch's bucket midpoints."""
+        if self._buckets is not None:
+            self._sketch()
+            g = math.exp(_GAMMA_LOG)
+            items = [(2 * g ** k / (g + 1), n) for k, n in sorted(self._buckets.items())]
+            if self._zeros:
+                items.insert(0, (0.0, self._zeros))
+            return [v for v, _ in items], list(accumulate(n for _, n in items))
+        keys = self._tp
+        try:
+            ordered = sorted(keys, key=float)  # (C-level passes: no loop in Python over the values)
+        except ValueError:  # a "1.2.3" among them
+            ordered = sorted((k for k in keys if _number(k) is not None), key=float)
+        return list(map(float, ordered)), list(accumulate(map(keys.__getitem__, ordered)))
+
+    def summary(self) -> dict[str, Any] | None:
+        """lines, median, p10, p90, queue_peak, usage_peak, histogram, approximate (None: no decode line)."""
+        values, cum = self._sorted()
+        if not values:
+            return None
+        out: dict[str, Any] = {"lines": cum[-1]}
+        for name, q in (("median", 0.5), ("p10", 0.1), ("p90", 0.9)):
+            out[name] = round(quantile(values, cum, q), 6)
+        out["queue_peak"] = int(self._queue) if self._queue is not None else None
+        out["usage_peak"] = _number(self._usage) if self._usage is not None else None
+        out["histogram"] = histogram(values, cum, min(HISTOGRAM_BINS, cum[-1]))
+        out["approximate"] = self.approximate
+        return out
+
+
+class _Probe:
+    """A Hyperscan database of two patterns, a token usage above one printed number and a queue above
+    another; it may also stop at lines that are not decode lines or at numbers that are not above (the
+    caller reads the line), and never passes over one that is."""
+
+    def __init__(self, usage: bytes | None, queue: bytes | None) -> None:
+        import hyperscan
+
+        above_usage = greater_than(usage.decode()) if usage is not None else "[0-9.]"
+        above_queue = greater_than(queue.decode()) if queue is not None else r"\d"
+        patterns = [f"token usage: {above_usage}".encode(), f"#queue-req: {above_queue}".encode()]
+        self.db = hyperscan.Database()
+        self.db.compile(expressions=patterns, ids=[0, 1], elements=2, flags=[0, 0])
+
+    def scan(self, block: bytes, lo: int, hi: int) -> list[int]:
+        """End offsets (in `block`) of the matches in block[lo:hi], ascending."""
+        ends: list[int] = []
+        self.db.scan(memoryview(block)[lo:hi], match_event_handler=lambda _i, _f, to, _fl, _c: ends.append(lo + to))
+        ends.sort()
+        return ends
+
+
+_PROBES: dict[tuple[bytes | None, bytes | None], _Probe | None] = {}
+
+
+def _probe(peaks: tuple[bytes | None, bytes | None]) -> _Probe | None:
+    """The probe for these peaks (None: no Hyperscan here; the caller reads every line)."""
+    if peaks not in _PROBES:
+        if len(_PROBES) > 32:
+            _PROBES.clear()
+        from sglang_doctor._speed import ENABLED
+
+        try:
+            _PROBES[peaks] = _Probe(*peaks) if ENABLED else None
+        except Exception:  # no hyperscan wheel, or it refuses: read every line
+            _PROBES[peaks] = None
+    return _PROBES[peaks]
+
+
+def _plain(block: bytes, lo: int, hi: int) -> bool:
+    """No byte the line reader would change around a number: escapes, carriage returns mid-line."""
+    if block.find(b"\x1b", lo, hi) >= 0:
+        return False
+    if block.find(b"\r", lo, hi) < 0:
+        return True
+    return block.count(b"\r", lo, hi) == block.count(b"\r\n", lo, hi)  # (CRLF line ends change nothing)
+
+
+def quantile(values: list[float], cum: list[int], q: float) -> float:
+    """The q-quantile of the observations given as sorted values and cumulative counts: linear
+    between the order statistics at floor and ceil of (lines - 1) * q (polars' and numpy's "linear")."""
+    total = cum[-1]
+    h = (total - 1) * q
+    lo = math.floor(h)
+    a = values[bisect_right(cum, lo)]
+    if h == lo:
+        return a
+    b = values[bisect_right(cum, lo + 1)]
+    return a + (b - a) * (h - lo)
+
+
+def histogram(values: list[float], cum: list[int], bins: int = HISTOGRAM_BINS) -> list[int]:
+    """Lines per equal-width throughput bin from the lowest to the highest value."""
+    lo, span = values[0], values[-1] - values[0]
+    if not span:
+        return [cum[-1]] + [0] * (bins - 1)
+
+    def bin_of(v: float) -> int:
+        return min(bins - 1, int((v - lo) / span * bins))
+
+    out, below = [], 0
+    for b in range(bins):
+        i = bisect_right(values, b, key=bin_of)  # (bin_of rises with the value)
+        upto = cum[i - 1] if i else 0
+        out.append(upto - below)
+        below = upto
+    return out
+
+
+def greater_than(number: str) -> str:
+    """A regex that matches, at its start, every run of [0-9.]+ whose value is above `number` (a
+    non-negative decimal such as "0.9" or "12"): more integer digits, a larger digit at the first place
+    the integer parts differ, or the same integer part and a larger fraction. Leading zeros allowed."""
+    whole, _, frac = number.partition(".")
+    whole, frac = whole.lstrip("0"), frac.rstrip("0")
+    out = []
+    if whole:
+        out.append(rf"0*[1-9]\d{{{len(whole)},}}")  # more digits
+        for i, d in enumerate(whole):
+            if d != "9":
+                rest = len(whole) - i - 1
+                out.append(f"0*{whole[:i]}[{int(d) + 1}-9]" + (rf"\d{{{rest}}}" if rest else ""))
+    else:
+        out.append("0*[1-9]")  # any integer part above zero
+    for i, d in enumerate(frac):
+        if d != "9":
+            out.append(rf"0*{whole}\.{frac[:i]}[{int(d) + 1}-9]")
+    out.append(rf"0*{whole}\.{frac}\d*[1-9]")  # the same digits, then more that are not all zero
+    return "(?:" + "|".join(out) + ")"
