@@ -278,7 +278,8 @@ def _baseline_notes(run: Any, sup: Any) -> None:
                    f"to {sup.write_path}", err=True)
 
 
-def _emit(run: Any, st: _Settings, after: list[str], compact: bool = False) -> NoReturn:
+def _emit(run: Any, st: _Settings, after: list[str], compact: bool = False,
+          shown_already: set[tuple[str, int]] | None = None) -> NoReturn:
     from sglang_doctor.report import write_report
 
     for w in run.warnings:
@@ -292,7 +293,7 @@ def _emit(run: Any, st: _Settings, after: list[str], compact: bool = False) -> N
             statistics.write(run.report, sys.stdout, st.fmt)
         else:
             write_report(run.report, st.fmt, sys.stdout, quiet=st.quiet, color=st.color, fail_on=st.fail_on,
-                         rules=st.rules, compact=compact)
+                         rules=st.rules, compact=compact, shown_already=shown_already or set())
         if after:
             if st.fmt == "text":
                 sys.stdout.write("\n" + "\n".join(after) + "\n")
@@ -380,20 +381,7 @@ def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
     except BaselineError as e:
         _die(str(e))
     _baseline_notes(run, sup)
-    if st.fmt == "text" and streamed:
-        run.report = _without(run.report, streamed)
-    _emit(run, st, [], compact=True)
-
-
-def _without(report: Any, streamed: set[tuple[str, int]]) -> Any:
-    """The report less the findings already streamed (its summary still counts them all)."""
-    from dataclasses import replace
-
-    keep = [i for i, f in enumerate(report.findings)
-            if (f.rule, f.evidence[0].line if f.evidence else 0) not in streamed]
-    new_index = {old: new for new, old in enumerate(keep)}
-    launches = [replace(la, findings=[new_index[i] for i in la.findings if i in new_index]) for la in report.launches]
-    return replace(report, findings=[report.findings[i] for i in keep], launches=launches)
+    _emit(run, st, [], compact=True, shown_already=streamed)  # (text: the streamed blocks not again)
 
 
 def _stop_on_sigterm() -> Any:

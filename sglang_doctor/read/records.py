@@ -331,20 +331,27 @@ class Segmenter:
         return [self._close()] if self._open is not None else []
 
     def feed(self, line: Line) -> list[Record]:
-        pieces = split_flattened(line.text) if len(line.text) > 60 else None
-        if pieces is None:
+        if len(line.text) <= 60:
             return self._feed_one(line)
+        header = parse_header(line.text)
+        if is_request_echo(line.text if header is None else header.message):
+            return self._drop_request_echo()  # (before any splitting: a prompt may quote a whole log)
+        pieces = split_flattened(line.text)
+        if pieces is None:
+            return self._feed_one(line, header)
         # A flattened paste: each record it holds is fed as the line it was (same line number).
         out: list[Record] = []
         for piece in pieces:
             out.extend(self._feed_one(Line(line.number, piece)))
         return out
 
-    def _feed_one(self, line: Line) -> list[Record]:
+    def _feed_one(self, line: Line, header: Header | None | bool = False) -> list[Record]:
+        """`header`: the line's parsed header when the caller has it (False: not parsed yet)."""
         out: list[Record] = []
         text = line.text
         tag = ""
-        header = parse_header(text)
+        if header is False:
+            header = parse_header(text)
         special = False  # a header-less line that may open a record
         if header is not None:
             body = header.message

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from typing import Any, TextIO
+from typing import Any, Collection, TextIO
 
 from sglang_doctor.model import Finding, Report, line_name
 from sglang_doctor.report.ansi import Painter, terminal_width, wants_color
@@ -182,11 +182,14 @@ def _startup(con: _Out, s: dict[str, Any]) -> None:
 
 
 def _launch(con: _Out, findings: list[Finding], startup: dict[str, Any] | None, corrected: str | None,
-            names: list[str], multi: bool, quiet: bool, note: str | None = None) -> None:
-    """One launch: its startup summary, findings (consequences folded under their cause) and corrected command."""
+            names: list[str], multi: bool, quiet: bool, note: str | None = None,
+            shown_already: Collection[tuple[str, int]] = ()) -> None:
+    """One launch: its startup summary, findings (consequences folded under their cause) and corrected
+    command. `shown_already`: (rule, line) of findings --follow printed as they happened."""
     if not quiet and startup:
         _startup(con, startup)
-    shown = [f for f in findings if not (quiet and f.severity == "info")]
+    shown = [f for f in findings if not (quiet and f.severity == "info")
+             and (f.rule, f.evidence[0].line if f.evidence else 0) not in shown_already]
     folded = _folded(shown)
     for f in shown:
         if f.consequence_of not in folded or f not in folded[f.consequence_of]:
@@ -247,7 +250,7 @@ def _preflight(con: _Out, p: dict[str, Any], plan: dict[str, Any]) -> None:
 
 
 def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None = None,
-          width: int | None = None, **_: Any) -> None:
+          width: int | None = None, shown_already: set[tuple[str, int]] | None = None, **_: Any) -> None:
     con = _Out(out, color, width)
     names = [i.name for i in report.inputs]
     multi = len(names) > 1
@@ -261,17 +264,16 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
             con.print((f"launch {n} of {len(report.launches)}: {at}{release}", "bold"))
             con.print()
             _launch(con, [report.findings[i] for i in launch.findings], launch.startup, launch.corrected_command,
-                    names, multi, quiet)
+                    names, multi, quiet, shown_already=shown_already or set())
     else:
         if not quiet and report.preflight is not None:
             _preflight(con, report.preflight, report.context.get("plan") or {})
         _launch(con, report.findings, report.startup, report.corrected_command, names, multi, quiet,
-                report.context.get("corrected_command_unverified"))
+                report.context.get("corrected_command_unverified"), shown_already or set())
     read = [i.name for i in report.inputs if not i.error]
-    found = any(report.summary.values())  # (--follow prints the report less the findings it streamed)
-    if not found and report.inputs and not read:
+    if not report.findings and report.inputs and not read:
         con.print(("✗ no input could be read", "bold red"))  # why: one line each on stderr
-    elif not found:
+    elif not report.findings:
         hidden = f" ({report.suppressed} suppressed)" if report.suppressed else ""
         con.print((f"✓ no known problem found in {', '.join(read) or 'the input'}{hidden}", "green"))
     else:
