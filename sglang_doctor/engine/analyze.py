@@ -697,6 +697,8 @@ class _Analysis:
         self._switches = []
         if starts or not self.seg.idle:
             self.feed_hits(first, block, starts)
+        else:
+            self.skipped(block, 0, len(block))
         lo = 0
         for at, nxt in self._switches:
             launch.ctx.decode.add_block(block, first, lo, at)
@@ -732,6 +734,9 @@ class _Analysis:
         ts = last_header_time(block, lo, hi)
         if ts is not None:
             self.last_ts = ts
+            ctx = self.ctx  # (the launch's latest time: how long a phase ran without progress, facts/crash.py)
+            if ctx.last_ts is None or ts > ctx.last_ts:
+                ctx.last_ts = ts
 
 
 def run_checks(matcher: Matcher, ctx: Context, hits: dict[str, RuleHits]) -> None:
