@@ -253,6 +253,10 @@ def test_every_kind_of_secret_is_gone_from_every_format(tmp_path, fmt, source):
 
 
 def test_explain_lists_the_facts_of_an_unknown_error_without_secrets(tmp_path):
-    r = cli(["explain", "--cmd", "docker run -e MY_SERVICE_KEY=s3cr3tvalue123 img python3 -m sglang.launch_server "
-             "--model-path x", "FooBarError: something odd"])
-    assert "env.MY_SERVICE_KEY: <redacted>" in r.stderr and "s3cr3tvalue123" not in r.stdout + r.stderr
+    args = ["explain", "--cmd", "docker run -e MY_SERVICE_KEY=s3cr3tvalue123 img python3 -m sglang.launch_server "
+            "--model-path x", "FooBarError: something odd"]
+    r = cli(args)
+    assert "crash-unrecognized" in r.stdout and "s3cr3tvalue123" not in r.stdout + r.stderr
+    r = cli([*args, "--format", "json", "--why"])
+    assert "s3cr3tvalue123" not in r.stdout + r.stderr
+    assert json.loads(r.stdout)["context"]["env"]["MY_SERVICE_KEY"] == "<redacted>"

@@ -1,4 +1,4 @@
-"""The default terminal report: the summary (counts and root cause) first, preflight's plan, then
+"""The default terminal report: preflight's plan, the summary (counts and root cause), then
 per launch its startup summary, one block per finding (its consequences folded into one line each
 under their root cause, the same evidence on several ranks on one line) and its corrected command,
 and last where to read more.
@@ -255,6 +255,8 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
     names = [i.name for i in report.inputs]
     multi = len(names) > 1
     shown = [f for f in report.findings if not (quiet and f.severity == "info")]
+    if not quiet and report.preflight is not None:  # the prediction, then what it means
+        _preflight(con, report.preflight, report.context.get("plan") or {})
     if report.findings:
         _summary(con, report)
     if len(report.launches) > 1:  # several launches (a restarted server, unrelated logs): one block each
@@ -266,8 +268,6 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
             _launch(con, [report.findings[i] for i in launch.findings], launch.startup, launch.corrected_command,
                     names, multi, quiet, shown_already=shown_already or set())
     else:
-        if not quiet and report.preflight is not None:
-            _preflight(con, report.preflight, report.context.get("plan") or {})
         _launch(con, report.findings, report.startup, report.corrected_command, names, multi, quiet,
                 report.context.get("corrected_command_unverified"), shown_already or set())
     read = [i.name for i in report.inputs if not i.error]
