@@ -37,7 +37,9 @@ def _pip(python: Path, *args: str) -> None:
 @pytest.fixture(scope="module")
 def log_parser(request) -> tuple[Path, Path]:
     """(python with polars, SGLang's log_parser.py), built once and kept in pytest's cache."""
-    home = Path(request.config.cache.mkdir("log-parser"))
+    cache = getattr(request.config, "cache", None)  # (None under -p no:cacheprovider)
+    home = Path(cache.mkdir("log-parser")) if cache is not None else Path.home() / ".cache" / "sglang-doctor-tests" / "log-parser"
+    home.mkdir(parents=True, exist_ok=True)
     venv = home / "venv"
     python = venv / "bin" / "python"
     if not (home / "venv.ok").exists():

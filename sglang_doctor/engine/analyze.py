@@ -750,6 +750,8 @@ def run_checks(matcher: Matcher, ctx: Context, hits: dict[str, RuleHits]) -> Non
                 rh.hits.append(Hit(h.line, h.text, h.captures, ""))
 
 
+_WORD_BYTES = re.compile(rb"\w")  # any text at all (an input of NULs and junk bytes is empty)
+
 class _Blocks:
     """Feeds an input's blocks to its analysis: line by line when the input is small (or there is
     no scanner), else through the stage-one scanner."""
@@ -790,7 +792,7 @@ class _Blocks:
             self.factory = None
             self._lines(first, block)
             return
-        if not a.ctx.text_lines and block.strip():
+        if not a.ctx.text_lines and _WORD_BYTES.search(block):
             a.ctx.text_lines = 1  # (the scanner's path decodes only its hit lines)
         a.feed_block(first, block, starts)
 

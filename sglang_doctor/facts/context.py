@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from sglang_doctor.launch.launch_env import LaunchEnv
 
 GIB = 1024**3 / 1e9  # GiB -> GB factor
+_WORD = re.compile(r"\w")
 _BARE_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)|Exception)(?::|\()")
 
 
@@ -176,7 +177,7 @@ class Context:
 
     def _note_text(self, rec: Record) -> None:
         text = rec.text
-        if not self.text_lines and text.strip():
+        if not self.text_lines and _WORD.search(text):  # (NULs and undecodable bytes alone are no text)
             self.text_lines = 1
         if not self.sglang_mentioned and ("sglang" in text or "SGLang" in text or "SGLANG" in text):
             self.sglang_mentioned = True
