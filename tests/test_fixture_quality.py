@@ -95,7 +95,7 @@ VALUES_NOT_PINNED = {
     ("hybrid-mamba-not-enough-gpu-memory", "--context-length"),
     ("hybrid-mamba-not-enough-gpu-memory", "--max-mamba-cache-size"), ("kv-pool-not-enough-memory", "--context-length"),
     ("kv-pool-profiled-negative", "--context-length"), ("kv-pool-profiled-negative", "--mem-fraction-static"),
-    ("kv-pool-smaller-than-context", "--max-mamba-cache-size"), ("pools-predicted-to-fail", "--context-length"),
+    ("pools-predicted-to-fail", "--context-length"),
 }
 
 
