@@ -93,8 +93,6 @@ VALUES_NOT_PINNED = {
     # the memory model's alternatives (mem_plan), offered after the fix the fixtures pin: fixtures pending
     ("hybrid-mamba-cache-too-small", "--context-length"),
     ("hybrid-mamba-not-enough-gpu-memory", "--context-length"),
-    ("kv-pool-not-enough-memory", "--context-length"),
-    ("kv-pool-profiled-negative", "--context-length"), ("kv-pool-profiled-negative", "--mem-fraction-static"),
     ("pools-predicted-to-fail", "--context-length"),
 }
 

@@ -818,7 +818,8 @@ def smallest_mem_fraction(family: str, model: ModelInfo, launch: Launch, gpu: Gp
     # serves a request, but not below the release's default (a low fraction of the user's would cap
     # the context to a sliver of what SGLang's own choice gives).
     default = resolve_mem_fraction(family, model, replace(launch, mem_fraction_static=None), gpu)[0]
-    floor = max(base, min(default, top))
+    # on the grid (up): a default such as 0.842 printed to two decimals would shrink the pool below the cap
+    floor = max(base, min(_round_up(default, step), top))
     for m in [floor] + [x for x in grid if x > floor + 1e-9]:
         p = at(m)
         if p.starts and (p.max_running_requests or 0) >= 1 and (p.kv_tokens or 0) > 0:

@@ -142,6 +142,8 @@ def _cell_bytes(i: _Inputs, names: Mapping[str, Any], given: Mapping[str, Any]) 
         tokens = _num(names.get("kv.max_total_num_tokens"))
     if tokens is None:
         tokens = _num(names.get("kv.tokens"))
+    if tokens is None:  # the profile --max-total-tokens capped, in a log that failed before the KV line
+        tokens = _num(names.get("kv.profiled_tokens"))
     if tokens is None or tokens == 0:
         return None
     if tokens < 0:  # a negative profiled pool ("larger than the profiled value -561981"): rest / cell
@@ -245,7 +247,8 @@ def outcome(fp: mm.FixPlan, mfs_now: float, ctx: int | None, kv_sized: bool = Tr
     elif ctx:
         bits.append(f"KV pool {q.kv_tokens:,} tokens ≥ context {ctx:,}")
     else:
-        bits.append(f"KV pool {q.kv_tokens:,} tokens")
+        bits.append(f"KV pool {q.kv_tokens:,} tokens (this log does not state the context length: "
+                    "check the model's against it)")
     text = f"{head}: " + ", ".join(bits)
     if fp.context_length is not None and ctx:
         text = f"no fraction gives a KV pool that holds the {ctx:,}-token context; {text}"
@@ -273,7 +276,9 @@ def plan_from_log(names: Mapping[str, Any], **given: Any) -> dict[str, Any] | No
     cell = _cell_bytes(i, names, given)
     ctx = i.model.context_len or None
     if cell is not None:
-        i = replace(i, model=replace(i.model, kv_cell_bytes=cell), kv_sized=True)
+        # a log that failed before the scheduler's line states no context unless --context-length
+        # did: plan for a nominal one then, and cap nothing (a cap could exceed the model's own)
+        i = replace(i, model=replace(i.model, kv_cell_bytes=cell, context_len=ctx or _NOMINAL_CONTEXT), kv_sized=True)
     else:
         # "holds the context" becomes "leaves MIN_KV_GIB_UNSIZED for the KV cache": a stand-in cell
         # (over a nominal context when the log does not state one, so a request count comes out)
@@ -286,8 +291,8 @@ def plan_from_log(names: Mapping[str, Any], **given: Any) -> dict[str, Any] | No
         computed = min(0.99, 1 - mm.headroom_gib(i.family, i.model, i.launch, i.gpu) / i.pre)
         top = max(computed, i.mfs)
     fp = mm.smallest_mem_fraction(i.family, i.model, i.launch, i.gpu, i.pre, i.post, max_fraction=top)
-    if not i.kv_sized and fp.context_length is not None:
-        # the cap came from the stand-in cell: keep the fraction, drop the meaningless token count
+    if (not i.kv_sized or ctx is None) and fp.context_length is not None:
+        # the cap came from the stand-in cell or context: keep the fraction, drop the meaningless cap
         fp = replace(fp, context_length=None)
     q = fp.predicted if fp.feasible else None
     new_mfs = fp.mem_fraction_static
