@@ -278,7 +278,9 @@ def test_a_capped_context_rests_on_a_fraction_on_the_grid() -> None:
     # the fix is printed to two decimals, so the pool is sized at the default rounded up, never down
     m = replace(model(QWEN3_14B), kv_cell_bytes=131072, context_len=131072)
     launch = mm.Launch(mem_fraction_static=0.55, context_length=131072, max_total_tokens=131072)
-    fp = mm.plan("0.4.10", m, launch, mm.Gpu(total_mib=24.04 * 1024), 23.24, 8.18)
+    gpu = mm.Gpu(total_mib=24.04 * 1024)
+    assert mm.plan("0.4.10", m, launch, gpu, 23.24, 8.18).mem_fraction_static == 0.879  # preflight prints 0.879
+    fp = mm.plan("0.4.10", m, launch, gpu, 23.24, 8.18, on_grid=True)
     assert fp.feasible and fp.mem_fraction_static == 0.88 and fp.context_length == 44032
     at_printed = mm.size_pools("0.4.10", m, replace(launch, mem_fraction_static=0.88, context_length=44032),
                                float(f"{fp.mem_fraction_static:.2f}"), 23.24, 8.18)

@@ -773,11 +773,13 @@ def _round_up(x: float, step: float = 0.01) -> float:
 
 def smallest_mem_fraction(family: str, model: ModelInfo, launch: Launch, gpu: Gpu, pre_gib: float,
                           post_gib: float, step: float = 0.01, max_fraction: float | None = None,
-                          alternatives: Sequence[ModelInfo] = ()) -> FixPlan:
+                          alternatives: Sequence[ModelInfo] = (), on_grid: bool = False) -> FixPlan:
     """The smallest --mem-fraction-static (on a 0.01 grid) that starts and serves a full-length request.
 
     ``alternatives``: other sizes (KV bytes per token, state bytes per slot) equally consistent with
     what a log shows; a change must then work with each, and the pool it predicts is the smallest.
+    ``on_grid``: the fraction will be printed to the step (two decimals), so the release default used
+    as a floor is rounded up to it (0.842 printed as 0.84 would shrink the pool below the cap).
 
     Order of preference: (1) a fraction whose KV pool holds the whole context; (2) for hybrid
     models whose ratio split starves the pool, ``--max-mamba-cache-size`` set to one
@@ -826,8 +828,7 @@ def smallest_mem_fraction(family: str, model: ModelInfo, launch: Launch, gpu: Gp
     # serves a request, but not below the release's default (a low fraction of the user's would cap
     # the context to a sliver of what SGLang's own choice gives).
     default = resolve_mem_fraction(family, model, replace(launch, mem_fraction_static=None), gpu)[0]
-    # on the grid (up): a default such as 0.842 printed to two decimals would shrink the pool below the cap
-    floor = max(base, min(_round_up(default, step), top))
+    floor = max(base, min(_round_up(default, step) if on_grid else default, top))
     for m in [floor] + [x for x in grid if x > floor + 1e-9]:
         p = at(m)
         if p.starts and (p.max_running_requests or 0) >= 1 and (p.kv_tokens or 0) > 0:

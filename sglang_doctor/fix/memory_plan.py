@@ -298,7 +298,7 @@ def plan_from_log(names: Mapping[str, Any], **given: Any) -> dict[str, Any] | No
         computed = min(0.99, 1 - mm.headroom_gib(i.family, i.model, i.launch, i.gpu) / i.pre)
         top = max(computed, i.mfs)
     fp = mm.smallest_mem_fraction(i.family, i.model, i.launch, i.gpu, i.pre, i.post, max_fraction=top,
-                                  alternatives=_alternatives(i, names, given, smallest))
+                                  alternatives=_alternatives(i, names, given, smallest), on_grid=True)
     if fp.predicted is not None and hybrid:  # the slot size said is the primary's, the least favourable pool kept
         fp = replace(fp, predicted=replace(fp.predicted, mamba_per_req=state))
     if (not i.kv_sized or ctx is None) and fp.context_length is not None:
