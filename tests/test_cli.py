@@ -54,7 +54,7 @@ def test_mamba_too_small_computes_fraction(demo_dir):
     f = json.loads(r.output)["findings"][0]
     assert f["rule"] == "hybrid-mamba-cache-too-small"
     assert f["fixes"][0]["value"] == "0.90" and f["fixes"][0]["from"] == "0.88"
-    assert "at 0.90 the pools get 4.16 − 23.21 × (1 − 0.90) = 1.84 GB: 5 mamba slots of ≤166.7 MB = 1 request" \
+    assert "at 0.90 the pools get 4.16 − 23.21 × (1 − 0.90) = 1.84 GB: 6 mamba slots of ≤166.7 MB = 1 request" \
         in f["explanation"]
 
 

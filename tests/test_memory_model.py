@@ -273,6 +273,20 @@ def test_plan_when_a_full_context_fits(qwen36: ModelInfo) -> None:
     assert fp.predicted.starts and fp.mem_fraction_static == 0.89
 
 
+def test_a_capped_context_rests_on_a_fraction_on_the_grid() -> None:
+    # the release default (0.4.10, 24 GB card: 0.879) is the floor when no fraction holds the context;
+    # the fix is printed to two decimals, so the pool is sized at the default rounded up, never down
+    m = replace(model(QWEN3_14B), kv_cell_bytes=131072, context_len=131072)
+    launch = mm.Launch(mem_fraction_static=0.55, context_length=131072, max_total_tokens=131072)
+    gpu = mm.Gpu(total_mib=24.04 * 1024)
+    assert mm.plan("0.4.10", m, launch, gpu, 23.24, 8.18).mem_fraction_static == 0.879  # preflight prints 0.879
+    fp = mm.plan("0.4.10", m, launch, gpu, 23.24, 8.18, on_grid=True)
+    assert fp.feasible and fp.mem_fraction_static == 0.88 and fp.context_length == 44032
+    at_printed = mm.size_pools("0.4.10", m, replace(launch, mem_fraction_static=0.88, context_length=44032),
+                               float(f"{fp.mem_fraction_static:.2f}"), 23.24, 8.18)
+    assert at_printed.kv_tokens >= fp.context_length
+
+
 def test_plan_infeasible_on_a_small_card() -> None:
     m = model(QWEN3_14B)  # 27.5 GiB of weights on one 24 GB card
     fp = mm.plan("0.5.14", m, mm.Launch(mem_fraction_static=0.9), GPU24, 23.2, 23.2 - 27.6)

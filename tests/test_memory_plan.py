@@ -43,7 +43,8 @@ def test_slot_count_bounds_the_state_size_and_the_fix_takes_the_upper_end() -> N
     assert p["failure"].startswith("RuntimeError: Hybrid (mamba/linear-attention) state cache is too small to serve "
                                    "any requests. max_mamba_cache_size=4, mamba_ratio=5, resulting max_num_reqs=0.")
     assert p["mamba_per_req_mb"] == pytest.approx(166.7, abs=0.05)
-    assert p["mem_fraction_static"] == 0.90 and "5 mamba slots of ≤166.7 MB = 1 request" in p["outcome"]
+    # the pool said is the least favourable of the sizes the count allows (133-167 MB): 6 slots at 0.90
+    assert p["mem_fraction_static"] == 0.90 and "6 mamba slots of ≤166.7 MB = 1 request" in p["outcome"]
     # with the real size (146.81 MB, from the checkpoint) 0.89 would do: the bound errs towards memory
     assert plan_from_log(seed(0.88), mamba_per_req_mb=146.81, mamba_slots=4)["mem_fraction_static"] == 0.89
 
@@ -58,6 +59,28 @@ def test_a_running_launch_calibrates_both_sizes_and_reproduces_its_own_pools() -
     assert (p["mem_fraction_static"], p["context_length"], p["feasible"]) == (None, 20480, True)
     assert p["max_fraction"] == 0.93 and p["outcome"].startswith(
         "no fraction gives a KV pool that holds the 32,768-token context; at 0.92 the pools get")
+
+
+def test_a_context_cap_holds_for_every_slot_size_the_count_allows() -> None:
+    # the demo's 0.88 launch with --max-total-tokens: the profiled pool (13,128 tokens) gives the KV size
+    facts = seed(0.88, **{"kv.profiled_tokens": 13128, "server_args.max_total_tokens": 65536,
+                          "server_args.context_length": 65536})
+    p = plan_from_log(facts, mamba_slots=4, mamba_ratio=5)
+    assert p["kv_sized"] and (p["mem_fraction_static"], p["context_length"]) == (0.90, 15360)
+    # with the checkpoint's sizes (146.81 MB per slot, 64 KiB per token) 0.90 gives 6 slots and a pool of
+    # 16,036 tokens: the cap fits it (the largest slot size alone predicted 18,596 tokens, a cap of 18432)
+    assert p["context_length"] <= 16036
+
+
+def test_a_sized_pool_without_a_context_plans_a_nominal_one_and_caps_nothing() -> None:
+    # a negative profile and no --context-length: the log ends before the scheduler states the context
+    facts = {"sglang.version": "0.5.5", "gpu.free_gb_before_load": 23.21, "gpu.free_gb_after_load": 7.86,
+             "server_args.mem_fraction_static": 0.6, "server_args.max_total_tokens": 32768,
+             "kv.profiled_tokens": -10370}
+    p = plan_from_log(facts)  # the fact alone gives the KV size (no kv_tokens argument)
+    assert p["kv_sized"] and p["context_len"] is None and p["context_length"] is None
+    assert p["mem_fraction_static"] == 0.69 and p["fix_kv_tokens"] >= 4096
+    assert "this log does not state the context length" in p["outcome"]
 
 
 def test_inputs_the_log_may_lack() -> None:

@@ -415,6 +415,14 @@ def _kv(ctx: Context, m: re.Match[str], rec: Record) -> None:
     ctx.set("kv.size_gb", round(size, 2) if size is not None else None, rec.start, overwrite=False)
 
 
+# The pool SGLang sized before --max-total-tokens caps it, printed when the cap is larger (0.4.x
+# model_runner.py, 0.5.14 model_runner_kv_cache_mixin.py:963): the pool's size in a log that fails
+# before the KV line, e.g. on a negative profile or in the hybrid request-slot check.
+@extractor("profiled value", r"max_total_tokens=\d+ is larger than the profiled value (?P<n>-?\d+)\.")
+def _kv_profiled(ctx: Context, m: re.Match[str], rec: Record) -> None:
+    ctx.set("kv.profiled_tokens", int(m["n"]), rec.start, overwrite=False)
+
+
 # Speculative decoding at work, for logs without server_args: the draft model's CUDA graph capture
 # (eagle_worker.py 0.4.x-0.5.5 "Capture draft cuda graph begin", 0.5.14 "Capture draft decode CUDA graph begin").
 @extractor("Capture draft", r"Capture draft (?:\w+ )?(?:cuda|CUDA) graph begin")

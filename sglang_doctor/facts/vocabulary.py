@@ -66,6 +66,8 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("kv.tokens", "int", "tokens the KV pool holds", "`KV Cache is allocated. … #tokens:`"),
     FactSpec("kv.size_gb", "GB", "the KV pool's memory", "`KV Cache is allocated. … K size: … V size:`"),
     FactSpec("kv.max_total_num_tokens", "int", "the scheduler's token capacity", "`max_total_num_tokens=`"),
+    FactSpec("kv.profiled_tokens", "int", "the KV capacity SGLang profiled (negative: the weights overflow the fraction)",
+             "`max_total_tokens=… is larger than the profiled value …`"),
     FactSpec("sched.max_running_requests", "int", "the scheduler's request slots", "`max_total_num_tokens=… max_running_requests=`"),
     FactSpec("mamba.max_cache_size", "int", "mamba state slots", "`Mamba Cache is allocated. max_mamba_cache_size:`"),
     FactSpec("mamba.cache_gb", "GB", "the mamba cache's memory (conv + ssm)", "`Mamba Cache is allocated`"),

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from sglang_doctor.launch.model_dir import ModelInfo
@@ -772,8 +772,14 @@ def _round_up(x: float, step: float = 0.01) -> float:
 
 
 def smallest_mem_fraction(family: str, model: ModelInfo, launch: Launch, gpu: Gpu, pre_gib: float,
-                          post_gib: float, step: float = 0.01, max_fraction: float | None = None) -> FixPlan:
+                          post_gib: float, step: float = 0.01, max_fraction: float | None = None,
+                          alternatives: Sequence[ModelInfo] = (), on_grid: bool = False) -> FixPlan:
     """The smallest --mem-fraction-static (on a 0.01 grid) that starts and serves a full-length request.
+
+    ``alternatives``: other sizes (KV bytes per token, state bytes per slot) equally consistent with
+    what a log shows; a change must then work with each, and the pool it predicts is the smallest.
+    ``on_grid``: the fraction will be printed to the step (two decimals), so the release default used
+    as a floor is rounded up to it (0.842 printed as 0.84 would shrink the pool below the cap).
 
     Order of preference: (1) a fraction whose KV pool holds the whole context; (2) for hybrid
     models whose ratio split starves the pool, ``--max-mamba-cache-size`` set to one
@@ -788,7 +794,12 @@ def smallest_mem_fraction(family: str, model: ModelInfo, launch: Launch, gpu: Gp
     current = launch.mem_fraction_static
     # never below the fraction the launch uses (its flag, or the release's default)
     base = current if current is not None else resolve_mem_fraction(family, model, launch, gpu)[0]
-    now = size_pools(family, model, launch, base, pre_gib, post_gib, gpu)
+    def worst(lz: Launch, m: float, src: str = "") -> PoolPlan:
+        """The plan of the least favourable size: a failure first, then the smallest pool."""
+        plans = [size_pools(family, x, lz, m, pre_gib, post_gib, gpu, src) for x in (model, *alternatives)]
+        return min(plans, key=lambda p: (p.starts, (p.max_running_requests or 0) >= 1, p.kv_tokens or 0))
+
+    now = worst(launch, base)
     if now.serves_full_context:
         return FixPlan(True, predicted=now, max_fraction=top, reason="the launch starts and serves a full-length request")
     start = _round_up(base + 1e-9)
@@ -796,8 +807,7 @@ def smallest_mem_fraction(family: str, model: ModelInfo, launch: Launch, gpu: Gp
                      if top >= start else [])
 
     def at(m: float, lz: Launch = launch) -> PoolPlan:
-        return size_pools(family, model, replace(lz, mem_fraction_static=m), m, pre_gib, post_gib, gpu,
-                          "--mem-fraction-static")
+        return worst(replace(lz, mem_fraction_static=m), m, "--mem-fraction-static")
 
     for m in grid:
         p = at(m)
@@ -818,13 +828,13 @@ def smallest_mem_fraction(family: str, model: ModelInfo, launch: Launch, gpu: Gp
     # serves a request, but not below the release's default (a low fraction of the user's would cap
     # the context to a sliver of what SGLang's own choice gives).
     default = resolve_mem_fraction(family, model, replace(launch, mem_fraction_static=None), gpu)[0]
-    floor = max(base, min(default, top))
+    floor = max(base, min(_round_up(default, step) if on_grid else default, top))
     for m in [floor] + [x for x in grid if x > floor + 1e-9]:
         p = at(m)
         if p.starts and (p.max_running_requests or 0) >= 1 and (p.kv_tokens or 0) > 0:
             cap = _context_cap(p.kv_tokens or 0)
             capped = replace(launch, mem_fraction_static=m, context_length=cap)
-            q = size_pools(family, model, capped, m, pre_gib, post_gib, gpu, "--mem-fraction-static")
+            q = worst(capped, m, "--mem-fraction-static")
             if q.serves_full_context:
                 return FixPlan(True, mem_fraction_static=_changed(m, base), context_length=cap, predicted=q,
                                max_fraction=top,

@@ -108,11 +108,13 @@ def _pools(i: _Inputs, model: ModelInfo | None = None, launch: mm.Launch | None 
                          i.pre, i.post, i.gpu)
 
 
-def _state_bytes(i: _Inputs, names: Mapping[str, Any], given: Mapping[str, Any]) -> int | None:
-    """Bytes per mamba slot: the message's figure, else the largest size giving the logged slot count."""
+def _state_bytes(i: _Inputs, names: Mapping[str, Any], given: Mapping[str, Any]) -> tuple[int, int] | None:
+    """Bytes per mamba slot, as (largest, smallest) consistent with the log: the message's figure, else
+    the sizes giving the logged slot count (and the pool's printed size)."""
     mb = _num(given.get("mamba_per_req_mb"))
     if mb is not None and mb > 0:
-        return int((mb + 0.005) * mm.MIB)  # printed to 0.01 MB: the upper end
+        exact = int((mb + 0.005) * mm.MIB)  # printed to 0.01 MB: the upper end
+        return exact, exact
     slots = _num(given.get("mamba_slots"))
     if slots is None:
         slots = _num(names.get("mamba.max_cache_size"))
@@ -127,12 +129,16 @@ def _state_bytes(i: _Inputs, names: Mapping[str, Any], given: Mapping[str, Any])
     upper = _largest(fits, 1 << 10, 1 << 40)
     if upper is None:
         return None
+    more = _largest(lambda b: fits(b) and bool(_pools(i, replace(i.model, mamba_state_bytes=b)).mamba_slots > n),
+                    1 << 10, upper)
+    lower = upper if more is None else more + 1  # the smallest size that gives no more than n slots
     gb = _num(names.get("mamba.cache_gb"))  # conv + ssm of the n + 1 slots the pool allocates
     if gb is not None:
         by_size = int((gb + 0.01) * mm.GIB / (n + 1))  # printed to 0.01 GB each: the upper end
-        if by_size <= upper and _pools(i, replace(i.model, mamba_state_bytes=by_size)).mamba_slots == n:
-            return by_size  # the pool's size agrees with its slot count: the tighter of the two
-    return upper
+        if lower <= by_size <= upper:
+            upper = by_size  # the pool's size agrees with its slot count: the tighter of the two
+            lower = max(lower, min(upper, int((gb - 0.01) * mm.GIB / (n + 1))))
+    return upper, lower
 
 
 def _cell_bytes(i: _Inputs, names: Mapping[str, Any], given: Mapping[str, Any]) -> int | None:
@@ -142,6 +148,8 @@ def _cell_bytes(i: _Inputs, names: Mapping[str, Any], given: Mapping[str, Any]) 
         tokens = _num(names.get("kv.max_total_num_tokens"))
     if tokens is None:
         tokens = _num(names.get("kv.tokens"))
+    if tokens is None:  # the profile --max-total-tokens capped, in a log that failed before the KV line
+        tokens = _num(names.get("kv.profiled_tokens"))
     if tokens is None or tokens == 0:
         return None
     if tokens < 0:  # a negative profiled pool ("larger than the profiled value -561981"): rest / cell
@@ -245,7 +253,8 @@ def outcome(fp: mm.FixPlan, mfs_now: float, ctx: int | None, kv_sized: bool = Tr
     elif ctx:
         bits.append(f"KV pool {q.kv_tokens:,} tokens ≥ context {ctx:,}")
     else:
-        bits.append(f"KV pool {q.kv_tokens:,} tokens")
+        bits.append(f"KV pool {q.kv_tokens:,} tokens (this log does not state the context length: "
+                    "check the model's against it)")
     text = f"{head}: " + ", ".join(bits)
     if fp.context_length is not None and ctx:
         text = f"no fraction gives a KV pool that holds the {ctx:,}-token context; {text}"
@@ -266,14 +275,17 @@ def plan_from_log(names: Mapping[str, Any], **given: Any) -> dict[str, Any] | No
     if got is None:
         return None
     i, hybrid = got
-    state = _state_bytes(i, names, given) if hybrid else 0
-    if hybrid and state is None:
+    bounds = _state_bytes(i, names, given) if hybrid else (0, 0)
+    if bounds is None:
         return _unsized_state(i)
+    state, smallest = bounds
     i = replace(i, model=replace(i.model, mamba_state_bytes=state))
     cell = _cell_bytes(i, names, given)
     ctx = i.model.context_len or None
     if cell is not None:
-        i = replace(i, model=replace(i.model, kv_cell_bytes=cell), kv_sized=True)
+        # a log that failed before the scheduler's line states no context unless --context-length
+        # did: plan for a nominal one then, and cap nothing (a cap could exceed the model's own)
+        i = replace(i, model=replace(i.model, kv_cell_bytes=cell, context_len=ctx or _NOMINAL_CONTEXT), kv_sized=True)
     else:
         # "holds the context" becomes "leaves MIN_KV_GIB_UNSIZED for the KV cache": a stand-in cell
         # (over a nominal context when the log does not state one, so a request count comes out)
@@ -285,9 +297,12 @@ def plan_from_log(names: Mapping[str, Any], **given: Any) -> dict[str, Any] | No
     if i.ran and now.starts:
         computed = min(0.99, 1 - mm.headroom_gib(i.family, i.model, i.launch, i.gpu) / i.pre)
         top = max(computed, i.mfs)
-    fp = mm.smallest_mem_fraction(i.family, i.model, i.launch, i.gpu, i.pre, i.post, max_fraction=top)
-    if not i.kv_sized and fp.context_length is not None:
-        # the cap came from the stand-in cell: keep the fraction, drop the meaningless token count
+    fp = mm.smallest_mem_fraction(i.family, i.model, i.launch, i.gpu, i.pre, i.post, max_fraction=top,
+                                  alternatives=_alternatives(i, names, given, smallest), on_grid=True)
+    if fp.predicted is not None and hybrid:  # the slot size said is the primary's, the least favourable pool kept
+        fp = replace(fp, predicted=replace(fp.predicted, mamba_per_req=state))
+    if (not i.kv_sized or ctx is None) and fp.context_length is not None:
+        # the cap came from the stand-in cell or context: keep the fraction, drop the meaningless cap
         fp = replace(fp, context_length=None)
     q = fp.predicted if fp.feasible else None
     new_mfs = fp.mem_fraction_static
@@ -318,6 +333,27 @@ def plan_from_log(names: Mapping[str, Any], **given: Any) -> dict[str, Any] | No
         "fix_requests": q.max_running_requests if q is not None else None,
         "outcome": outcome(fp, i.mfs, ctx, i.kv_sized, i.state_stated),
     }
+
+
+# Slot sizes tried between the smallest and the largest a logged slot count allows.
+_STATE_SAMPLES = 8
+
+
+def _alternatives(i: _Inputs, names: Mapping[str, Any], given: Mapping[str, Any], smallest: int) -> list[ModelInfo]:
+    """The other models the log allows: each slot size from ``smallest`` up to the primary's, with the
+    KV size that then reproduces the logged pool. The larger slot alone would overstate the memory a
+    smaller slot count frees, and the KV bytes it implies understate every other pool."""
+    largest = i.model.mamba_state_bytes or 0
+    if smallest >= largest:
+        return []
+    out = []
+    for k in range(_STATE_SAMPLES):
+        b = smallest + (largest - smallest) * k // _STATE_SAMPLES
+        j = replace(i, model=replace(i.model, mamba_state_bytes=b))
+        cell = _cell_bytes(j, names, given) if i.kv_sized else i.model.kv_cell_bytes
+        if cell is not None:
+            out.append(replace(j.model, kv_cell_bytes=cell))
+    return out
 
 
 def _unsized_state(i: _Inputs) -> dict[str, Any]:
