@@ -57,14 +57,14 @@ def test_explained_launch_loads_no_catalog(monkeypatch):
 
 def test_advice_becomes_fixes_spelled_for_the_release():
     entry = messages.lookup("Capture cuda graph failed: CUDA error: out of memory")[0]
-    old = [(f.flag, f.action) for f in advice_fixes(entry.advice, entry.flags, "0.5.13.post1", entry.template)]
+    old = [(f["flag"], f["action"]) for f in advice_fixes(entry.advice, entry.flags, "0.5.13.post1", entry.template)]
     assert old[:4] == [("--mem-fraction-static", "lower"), ("--cuda-graph-max-bs", "lower"),
                        ("--enable-torch-compile", "remove"), ("--disable-cuda-graph", "add")]
-    new = [(f.flag, f.action, f.value) for f in advice_fixes(entry.advice, entry.flags, "0.5.23", entry.template)]
+    new = [(f["flag"], f["action"], f["value"]) for f in advice_fixes(entry.advice, entry.flags, "0.5.23", entry.template)]
     assert ("--cuda-graph-max-bs-decode", "lower", None) in new
     assert ("--cuda-graph-backend-decode", "set", "disabled") in new
 
 
 def test_a_sentence_without_numbered_advice_gives_the_direction():
     fixes = advice_fixes((), ("--mem-fraction-static",), None, "Not enough memory. Please try to increase --mem-fraction-static.")
-    assert [(f.flag, f.action) for f in fixes] == [("--mem-fraction-static", "raise")]
+    assert [(f["flag"], f["action"]) for f in fixes] == [("--mem-fraction-static", "raise")]

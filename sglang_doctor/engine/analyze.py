@@ -42,7 +42,7 @@ class Hit(NamedTuple):
     ts: str | None = None  # the record's logged time (ISO, to the second), see _Analysis.last_ts
     start: int = 0  # the record's first and last input lines (a traceback spans many)
     end: int = 0
-    fixes: tuple[Fix, ...] = ()  # a built-in check's own fixes (after the rule's)
+    fixes: tuple[dict[str, Any], ...] = ()  # a built-in check's own fixes (Fix fields; after the rule's)
     origin: dict[str, Any] | None = None  # a built-in check's Finding.origin
 
 
@@ -483,7 +483,7 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
             parts.append(expr.render(part.text, names).strip())
         except expr.MissingValue:
             continue
-    fixes = [f for f in (_render_fix(fx, names, ctx) for fx in [*_fixes_of(rule, ctx), *hit.fixes])
+    fixes = [f for f in (_render_fix(fx, names, ctx) for fx in [*_fixes_of(rule, ctx), *(Fix(**d) for d in hit.fixes)])
              if f is not None]
     evidence = [Evidence(input=input_index, line=h.line, text=h.text, ts=h.ts, rank=h.rank or None) for h in rh.hits]
     return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=_title(rule.title, names),

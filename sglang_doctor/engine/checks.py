@@ -7,21 +7,10 @@ Rules keep their explanation, fixes and docs in YAML as usual.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Callable
 
-from sglang_doctor.engine.rules import Fix
+from sglang_doctor.engine.hits import CheckHit
 from sglang_doctor.facts.context import Context
-
-
-class CheckHit(NamedTuple):
-    """One thing a built-in check found: the line it is about, its text and captures; a check that
-    knows more than its rule's YAML can say adds fixes of its own and the finding's `origin`."""
-
-    line: int
-    text: str
-    captures: dict[str, str]
-    fixes: tuple[Fix, ...] = ()
-    origin: dict[str, Any] | None = None
 
 
 def _command_args(ctx: Context) -> tuple[list, str | None]:

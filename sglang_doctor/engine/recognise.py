@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from sglang_doctor.engine.checks import CheckHit
-from sglang_doctor.engine.rules import Fix
+Fix = dict[str, Any]  # a fix as a rule file writes it (engine.rules.Fix fields)
+
+from sglang_doctor.engine.hits import CheckHit
 from sglang_doctor.facts.context import Context
 
 # Texts looked up per launch: the first failures say what went wrong; later ones are its echoes.
@@ -57,19 +58,6 @@ def failure_texts(ctx: Context) -> list[Failure]:
     return out[:MAX_TEXTS]
 
 
-def _release(ctx: Context) -> str | None:
-    """The log's release when it is one release (a range or nothing: None)."""
-    from sglang_doctor.registry.spelling import releases_of
-
-    rels = releases_of(ctx.get("sglang.version"))
-    return rels[0] if len(rels) == 1 else None
-
-
-def _fix(d: dict[str, Any]) -> Fix:
-    return Fix(kind=d["kind"], flag=d.get("flag"), name=d.get("name"), action=d.get("action"),
-               value=d.get("value"), text=d.get("text"))
-
-
 # --- SGLang's own messages ---------------------------------------------------------------------
 
 _FLAG = re.compile(r"--[a-z0-9][a-z0-9-]*[a-z0-9]")
@@ -98,12 +86,12 @@ def advice_fixes(advice: tuple[str, ...], flags_named: tuple[str, ...], release:
                 act = "set"
             elif action == "add" and spelled != flag:
                 act = "set"
-            out.append(Fix(kind="flag", flag=spelled, action=act, value=value, text=text))  # type: ignore[arg-type]
+            out.append({"kind": "flag", "flag": spelled, "action": act, "value": value, "text": text})
 
     for item in advice:
         named = _FLAG.findall(item)
         if not named:
-            out.append(Fix(kind="note", text=f"the message's advice: {item.strip().rstrip('.')}"))
+            out.append({"kind": "note", "text": f"the message's advice: {item.strip().rstrip('.')}"})
             continue
         add(named[0], _direction(item, named[0], release), f"the message's advice: {item.strip().rstrip('.')}")
     if not advice:
@@ -150,7 +138,9 @@ def sglang_message(ctx: Context) -> list[CheckHit]:
         return []
     from sglang_doctor.registry import messages
 
-    release = _release(ctx)
+    from sglang_doctor.registry.spelling import single_release
+
+    release = single_release(ctx.get("sglang.version"))
     catalog = messages.load()
     for f in texts:
         for e in catalog.lookup(f.message, release):
@@ -165,6 +155,6 @@ def sglang_message(ctx: Context) -> list[CheckHit]:
             if e.advice:
                 caps["advice"] = "; ".join(a.strip().rstrip(".") for a in e.advice)
             fixes = [*advice_fixes(e.advice, e.flags, release, e.template),
-                     Fix(kind="note", text=f"read the check in sglang/{e.file} ({e.function}) for the condition it tests")]
+                     {"kind": "note", "text": f"read the check in sglang/{e.file} ({e.function}) for the condition it tests"}]
             return [CheckHit(f.line, f.quote, caps, tuple(fixes), origin)]
     return []
