@@ -68,3 +68,55 @@ def test_advice_becomes_fixes_spelled_for_the_release():
 def test_a_sentence_without_numbered_advice_gives_the_direction():
     fixes = advice_fixes((), ("--mem-fraction-static",), None, "Not enough memory. Please try to increase --mem-fraction-static.")
     assert [(f["flag"], f["action"]) for f in fixes] == [("--mem-fraction-static", "raise")]
+
+
+# --- CUDA / NCCL result codes (cuda_code, SGD761) ------------------------------------------------
+
+CUDA_FIXTURES = FIXTURES.parent / "cuda-code-recognised"
+
+
+def _errors(report: dict) -> list[dict]:
+    return [f for f in report["findings"] if f["severity"] == "error"]
+
+
+def test_a_cuda_code_no_rule_explains_gets_its_class_fix_and_origin():
+    report = _report(CUDA_FIXTURES / "fires-insufficient-driver-flashinfer.log")
+    errors = _errors(report)
+    assert [f["rule"] for f in errors] == ["cuda-code-recognised"]
+    assert errors[0]["origin"] == {"package": "cuda", "name": "cudaErrorInsufficientDriver", "code": 35}
+    assert "older than the CUDA runtime library" in errors[0]["explanation"]  # the header's doc comment
+    first = errors[0]["fixes"][0]
+    assert (first["kind"], first["name"], first["action"]) == ("system", "nvidia-driver", "raise")
+
+
+def test_a_kernel_fault_gets_the_switches_of_its_subsystem():
+    errors = _errors(_report(CUDA_FIXTURES / "fires-launch-failure-in-cuda-graph.log"))
+    assert errors[0]["origin"]["name"] == "CUDA_ERROR_LAUNCH_FAILED"
+    fixes = [(f["kind"], f.get("flag") or f.get("name"), f.get("action")) for f in errors[0]["fixes"]]
+    assert ("env", "CUDA_LAUNCH_BLOCKING", "set") in fixes
+    assert ("flag", "--disable-cuda-graph", "add") in fixes  # engine/isolate.py for the cuda-graph frames
+
+
+def test_out_of_memory_is_left_to_the_memory_rules():
+    report = _report(CUDA_FIXTURES / "quiet-out-of-memory-left-to-memory-rules.log")
+    assert not any(f["rule"] == "cuda-code-recognised" for f in report["findings"])
+
+
+def test_an_sglang_check_that_only_passes_a_code_on_gives_way_to_the_code(tmp_path):
+    # sglang's checkCudaErrors ("CUDA error {result}(...)") is a catalog message without advice.
+    log = tmp_path / "code.log"
+    log.write_text(VGQA.replace("ValueError: Variable GQA (VGQA) is not yet supported for nemotron-nas in sglang",
+                                "RuntimeError: CUDA error cudaError_t.cudaErrorSystemDriverMismatch(b'system has "
+                                "unsupported display driver / cuda driver combination')"))
+    errors = _errors(_report(log))
+    assert [f["rule"] for f in errors] == ["cuda-code-recognised"]
+    assert errors[0]["origin"]["name"] == "cudaErrorSystemDriverMismatch"
+
+
+def test_every_class_fix_is_a_valid_rule_fix():
+    from sglang_doctor.engine.rules import Fix
+    from sglang_doctor.registry import cuda_codes
+
+    for name, body in cuda_codes.classes().items():
+        for fx in body["fixes"]:
+            Fix(**fx)  # raises on a fix the engine cannot render (e.g. a docker fix without its flag)

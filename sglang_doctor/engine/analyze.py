@@ -44,6 +44,7 @@ class Hit(NamedTuple):
     end: int = 0
     fixes: tuple[dict[str, Any], ...] = ()  # a built-in check's own fixes (Fix fields; after the rule's)
     origin: dict[str, Any] | None = None  # a built-in check's Finding.origin
+    isolate: bool = False  # a built-in check asks for the isolating switches (engine/isolate.py)
 
 
 @dataclass(slots=True)
@@ -450,8 +451,8 @@ def _unhandled(rh: RuleHits, ctx: Context) -> RuleHits | None:
     return RuleHits(rh.rule, kept[:MAX_EVIDENCE], max(count, min(len(kept), MAX_EVIDENCE)))
 
 
-def _fixes_of(rule: Rule, ctx: Context) -> list[Fix]:
-    if not rule.isolate:
+def _fixes_of(rule: Rule, ctx: Context, isolate: bool = False) -> list[Fix]:
+    if not (rule.isolate or isolate):
         return rule.fixes
     from sglang_doctor.engine.isolate import isolating_fixes
 
@@ -483,7 +484,7 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
             parts.append(expr.render(part.text, names).strip())
         except expr.MissingValue:
             continue
-    fixes = [f for f in (_render_fix(fx, names, ctx) for fx in [*_fixes_of(rule, ctx), *(Fix(**d) for d in hit.fixes)])
+    fixes = [f for f in (_render_fix(fx, names, ctx) for fx in [*_fixes_of(rule, ctx, hit.isolate), *(Fix(**d) for d in hit.fixes)])
              if f is not None]
     evidence = [Evidence(input=input_index, line=h.line, text=h.text, ts=h.ts, rank=h.rank or None) for h in rh.hits]
     return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=_title(rule.title, names),
@@ -730,7 +731,8 @@ def run_checks(matcher: Matcher, ctx: Context, hits: dict[str, RuleHits], late: 
             rh = hits.setdefault(rule.id, RuleHits(rule))
             rh.count += 1
             if len(rh.hits) < MAX_EVIDENCE:
-                rh.hits.append(Hit(h.line, h.text, h.captures, "", fixes=h.fixes, origin=h.origin))
+                rh.hits.append(Hit(h.line, h.text, h.captures, "", fixes=h.fixes, origin=h.origin,
+                                   isolate=h.isolate))
 
 
 def late_findings(matcher: Matcher, ctx: Context, pairs: list[tuple[Rule, Finding]],
@@ -748,9 +750,11 @@ def late_findings(matcher: Matcher, ctx: Context, pairs: list[tuple[Rule, Findin
         if f is None:
             continue
         # A generic rule that already quotes the line with a fix to make says it better: it takes the
-        # catalog's origin instead of a second error about the same line.
+        # catalog's origin instead of a second error about the same line (not the crash net, which only
+        # says the launch failed, nor a rule that declares itself a symptom of the recogniser's rule).
         lines = {(e.input, e.line) for e in f.evidence}
-        other = next((g for _, g in pairs if g.severity in ("error", "warning") and g.origin is None
+        other = next((g for r, g in pairs if g.severity in ("error", "warning") and g.origin is None
+                      and not r.last_resort and rh.rule.id not in r.follows
                       and any(x.kind != "note" for x in g.fixes)
                       and any((e.input, e.line) in lines for e in g.evidence)), None)
         if other is not None:

@@ -169,17 +169,19 @@ def _recogniser(name: str) -> Callable[[Context], list[CheckHit]]:
 
 
 # Checks that run only for a launch no specific rule explains (engine/analyze.late_findings).
-LATE_CHECKS: frozenset[str] = frozenset({"sglang-message"})
+LATE_CHECKS: frozenset[str] = frozenset({"sglang-message", "cuda-code"})
 
 CHECKS: dict[str, Callable[[Context], list[CheckHit]]] = {
     "crash-evidence": crash_evidence,
     "sglang-message": _recogniser("sglang_message"),
+    "cuda-code": _recogniser("cuda_code"),
     "launch-flag-unknown": launch_flag_unknown,
     "launch-flag-deprecated": launch_flag_deprecated,
     "router-flag-unknown": router_flag_unknown,
 }
 # The captures each check can give a hit (what its rule's templates may name; see lint.py).
 CHECK_CAPTURES: dict[str, frozenset[str]] = {
+    "cuda-code": frozenset({"name", "enum", "code", "package", "library", "what", "message", "class", "summary"}),
     "sglang-message": frozenset({"function", "file", "line", "releases", "raised", "kind", "template", "flags",
                                  "advice"}),
     "crash-evidence": frozenset({"evidence", "kind", "stops", "exception_first", "exception_last", "sglang_frame",

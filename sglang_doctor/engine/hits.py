@@ -16,3 +16,4 @@ class CheckHit(NamedTuple):
     captures: dict[str, str]
     fixes: tuple[dict[str, Any], ...] = ()
     origin: dict[str, Any] | None = None
+    isolate: bool = False  # add the crash subsystem's isolating switches, as a rule's `isolate: true` does

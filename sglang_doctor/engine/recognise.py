@@ -146,6 +146,8 @@ def sglang_message(ctx: Context) -> list[CheckHit]:
         for e in catalog.lookup(f.message, release):
             if e.generic or (e.kind == "log" and e.cls.lower() not in _ERROR_LEVELS):
                 continue
+            if not (e.advice or e.flags) and _names_a_code(f.message):
+                return []  # a check that only passes a CUDA/NCCL code on: cuda_code explains the code
             origin = e.origin(release)
             caps = {"function": e.function, "file": e.file, "line": str(origin["line"]), "releases": e.release_range,
                     "raised": e.cls if e.kind != "log" else f"logger.{e.cls}", "kind": e.kind,
@@ -158,3 +160,48 @@ def sglang_message(ctx: Context) -> list[CheckHit]:
                      {"kind": "note", "text": f"read the check in sglang/{e.file} ({e.function}) for the condition it tests"}]
             return [CheckHit(f.line, f.quote, caps, tuple(fixes), origin)]
     return []
+
+
+# --- CUDA runtime / driver and NCCL result codes ------------------------------------------------
+
+def cuda_code(ctx: Context) -> list[CheckHit]:
+    """The first result code the failure names (any form: `CUDA error: <message>`, `code=35(...)`,
+    `CUresult error: 2`, `cudaErrorX`, `NCCL error ...: unhandled system error`), explained from the
+    header's doc comment, with its class's fixes (data/cuda-classes.yaml). A class the map defers to
+    other rules (out of memory: the memory rules) gives no finding."""
+    texts = failure_texts(ctx)
+    if not texts:
+        return []
+    from sglang_doctor.registry import cuda_codes
+
+    for f in texts:
+        found = [e for e in cuda_codes.resolve(f.message) if e.code != 0]
+        if not found:
+            continue
+        e = found[0]  # the first code named is the cause; later ones are its echoes
+        if e.defer:
+            return []
+        caps = {"name": e.name, "enum": e.enum, "code": str(e.code), "package": e.package,
+                "library": "NCCL" if e.package == "nccl" else
+                           ("the CUDA driver API" if e.enum == "CUresult" else "the CUDA runtime"),
+                "what": _sentence(e.what)}
+        if e.message:
+            caps["message"] = e.message
+        if e.cls:
+            caps["class"] = e.cls
+            caps["summary"] = e.summary or ""
+        # a kernel fault: engine/isolate.py adds the crash subsystem's switches (before the class's fixes)
+        return [CheckHit(f.line, f.quote, caps, tuple(dict(fx) for fx in e.fixes), e.origin(), isolate=e.isolate)]
+    return []
+
+
+def _names_a_code(text: str) -> bool:
+    from sglang_doctor.registry import cuda_codes
+
+    return any(e.code != 0 for e in cuda_codes.resolve(text))
+
+
+def _sentence(text: str) -> str:
+    """A doc comment's text as one clause ("This indicates that ..." -> "... ")."""
+    text = " ".join(text.split()).rstrip(".")
+    return re.sub(r"^This (?:indicates|error indicates|result indicates)(?: that)? ", "", text)
