@@ -98,6 +98,9 @@ class Finding:
     consequence_of: str | None = None  # rule id of the root cause this finding follows from
     follows: str | None = None  # the sentence naming it ("Follows from SGD401 (…, line 34).")
     docs: str | None = None  # relative path of the rule's docs page
+    # Where the matched message comes from: {"package": "sglang", "file", "line", "function", "releases"}
+    # for an SGLang message, {"package": "cuda" | "nccl", "name", "code"} for a result code.
+    origin: dict[str, Any] | None = None
 
 
 def line_name(line: int) -> str:

@@ -43,6 +43,9 @@ class Hit(NamedTuple):
     ts: str | None = None  # the record's logged time (ISO, to the second), see _Analysis.last_ts
     start: int = 0  # the record's first and last input lines (a traceback spans many)
     end: int = 0
+    fixes: tuple[dict[str, Any], ...] = ()  # a built-in check's own fixes (Fix fields; after the rule's)
+    origin: dict[str, Any] | None = None  # a built-in check's Finding.origin
+    isolate: bool = False  # a built-in check asks for the isolating switches (engine/isolate.py)
 
 
 @dataclass(slots=True)
@@ -449,8 +452,8 @@ def _unhandled(rh: RuleHits, ctx: Context) -> RuleHits | None:
     return RuleHits(rh.rule, kept[:MAX_EVIDENCE], max(count, min(len(kept), MAX_EVIDENCE)))
 
 
-def _fixes_of(rule: Rule, ctx: Context) -> list[Fix]:
-    if not rule.isolate:
+def _fixes_of(rule: Rule, ctx: Context, isolate: bool = False) -> list[Fix]:
+    if not (rule.isolate or isolate):
         return rule.fixes
     from sglang_doctor.engine.isolate import isolating_fixes
 
@@ -482,12 +485,13 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
             parts.append(expr.render(part.text, names).strip())
         except expr.MissingValue:
             continue
-    fixes = [f for f in (_render_fix(fx, names, ctx) for fx in _fixes_of(rule, ctx)) if f is not None]
+    fixes = [f for f in (_render_fix(fx, names, ctx) for fx in [*_fixes_of(rule, ctx, hit.isolate), *(Fix(**d) for d in hit.fixes)])
+             if f is not None]
     evidence = [Evidence(input=input_index, line=h.line, text=h.text, ts=h.ts, rank=h.rank or None) for h in rh.hits]
     return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=_title(rule.title, names),
                    explanation=" ".join(p for p in parts if p), evidence=evidence,
                    captures=dict(hit.captures), fixes=fixes, occurrences=rh.count,
-                   docs=rule_page(rule.code, rule.id))
+                   docs=rule_page(rule.code, rule.id), origin=hit.origin)
 
 
 # A warning logged at most this many lines before a failure (a request rejected, then the crash its
@@ -682,6 +686,7 @@ class _Analysis:
             launch = every[i]
             pairs = [(rh.rule, f) for rh in launch.hits.values()
                      if (f := build_finding(rh, launch.ctx, input_index)) is not None]
+            pairs += late_findings(self.matcher, launch.ctx, pairs, input_index)
             last = every[i + 1].first_line - 1 if i + 1 < len(every) else max(lines, launch.last_line)
             launches.append(LaunchResult(input_index, launch.first_line, last, rank_findings(pairs), launch.ctx))
         findings = [f for launch in launches for f in launch.findings]
@@ -739,15 +744,48 @@ class _Analysis:
                 ctx.last_ts = ts
 
 
-def run_checks(matcher: Matcher, ctx: Context, hits: dict[str, RuleHits]) -> None:
-    from sglang_doctor.engine.checks import CHECKS
+def run_checks(matcher: Matcher, ctx: Context, hits: dict[str, RuleHits], late: bool = False) -> None:
+    """The built-in checks of the rule set (`late`: the catalog recognisers, see late_findings)."""
+    from sglang_doctor.engine.checks import CHECKS, LATE_CHECKS
 
     for rule in matcher.checks:
+        if (rule.match.check in LATE_CHECKS) != late:
+            continue
         for h in CHECKS[rule.match.check](ctx):  # type: ignore[index]
             rh = hits.setdefault(rule.id, RuleHits(rule))
             rh.count += 1
             if len(rh.hits) < MAX_EVIDENCE:
-                rh.hits.append(Hit(h.line, h.text, h.captures, ""))
+                rh.hits.append(Hit(h.line, h.text, h.captures, "", fixes=h.fixes, origin=h.origin,
+                                   isolate=h.isolate))
+
+
+def late_findings(matcher: Matcher, ctx: Context, pairs: list[tuple[Rule, Finding]],
+                  input_index: int) -> list[tuple[Rule, Finding]]:
+    """The catalog recognisers' findings (an SGLang message, a CUDA/NCCL code, a dependency pin, a
+    library's provider), only for a launch no specific rule explains: they would give way to such an
+    error anyway (they are fallbacks), and their catalogs are not loaded for nothing."""
+    if any(f.severity == "error" and not (r.fallback or r.last_resort or r.consequence) for r, f in pairs):
+        return []
+    hits: dict[str, RuleHits] = {}
+    run_checks(matcher, ctx, hits, late=True)
+    out = []
+    for rh in hits.values():
+        f = build_finding(rh, ctx, input_index)
+        if f is None:
+            continue
+        # A generic rule that already quotes the line with a fix to make says it better: it takes the
+        # catalog's origin instead of a second error about the same line (not the crash net, which only
+        # says the launch failed, nor a rule that declares itself a symptom of the recogniser's rule).
+        lines = {(e.input, e.line) for e in f.evidence}
+        other = next((g for r, g in pairs if g.severity in ("error", "warning") and g.origin is None
+                      and not r.last_resort and rh.rule.id not in r.follows
+                      and any(x.kind != "note" for x in g.fixes)
+                      and any((e.input, e.line) in lines for e in g.evidence)), None)
+        if other is not None:
+            other.origin = f.origin
+        else:
+            out.append((rh.rule, f))
+    return out
 
 
 _WORD_BYTES = re.compile(rb"\w")  # any text at all (an input of NULs and junk bytes is empty)

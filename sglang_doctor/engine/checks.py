@@ -7,17 +7,10 @@ Rules keep their explanation, fixes and docs in YAML as usual.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Callable
 
+from sglang_doctor.engine.hits import CheckHit
 from sglang_doctor.facts.context import Context
-
-
-class CheckHit(NamedTuple):
-    """One thing a built-in check found: the line it is about, its text and captures."""
-
-    line: int
-    text: str
-    captures: dict[str, str]
 
 
 def _command_args(ctx: Context) -> tuple[list, str | None]:
@@ -165,14 +158,32 @@ def crash_evidence(ctx: Context) -> list[CheckHit]:
     return [CheckHit(lead.line, lead.text, caps)]
 
 
+def _recogniser(name: str) -> Callable[[Context], list[CheckHit]]:
+    """A catalog recogniser of recognise.py, imported when first run (it is not on a clean run's path)."""
+    def run(ctx: Context) -> list[CheckHit]:
+        from sglang_doctor.engine import recognise
+
+        return getattr(recognise, name)(ctx)  # type: ignore[no-any-return]
+    run.__name__ = name
+    return run
+
+
+# Checks that run only for a launch no specific rule explains (engine/analyze.late_findings).
+LATE_CHECKS: frozenset[str] = frozenset({"sglang-message", "cuda-code"})
+
 CHECKS: dict[str, Callable[[Context], list[CheckHit]]] = {
     "crash-evidence": crash_evidence,
+    "sglang-message": _recogniser("sglang_message"),
+    "cuda-code": _recogniser("cuda_code"),
     "launch-flag-unknown": launch_flag_unknown,
     "launch-flag-deprecated": launch_flag_deprecated,
     "router-flag-unknown": router_flag_unknown,
 }
 # The captures each check can give a hit (what its rule's templates may name; see lint.py).
 CHECK_CAPTURES: dict[str, frozenset[str]] = {
+    "cuda-code": frozenset({"name", "enum", "code", "package", "library", "what", "message", "class", "summary"}),
+    "sglang-message": frozenset({"function", "file", "line", "releases", "raised", "kind", "template", "flags",
+                                 "advice"}),
     "crash-evidence": frozenset({"evidence", "kind", "stops", "exception_first", "exception_last", "sglang_frame",
                                  "subsystem", "subsystem_why", "subsystem_where", "known", "exception", "lead"}),
     "launch-flag-unknown": frozenset({"flag", "release", "stated", "value", "nearest"}),

@@ -16,14 +16,6 @@ from sglang_doctor.facts.context import Context
 MAX_SWITCHES = 4
 
 
-def _release(ctx: Context) -> str | None:
-    """The log's release; None when unknown or only bounded by a range (the flags as written then)."""
-    from sglang_doctor.registry.spelling import releases_of
-
-    rels = releases_of(ctx.get("sglang.version"))
-    return rels[0] if len(rels) == 1 else None
-
-
 def _spelled(flag: str, ctx: Context, release: str | None) -> list[tuple[str, str | None]]:
     """[(flag, value)] as the release says the switch; for a range, only when both ends say it alike."""
     from sglang_doctor.registry.spelling import current_spelling, releases_of
@@ -88,7 +80,9 @@ def isolating_fixes(ctx: Context) -> list[Fix]:
     from sglang_doctor.registry.subsystems import by_id
 
     ids = str(ctx.get("crash.subsystems") or ctx.get("crash.subsystem_id") or "")
-    release = _release(ctx)
+    from sglang_doctor.registry.spelling import single_release
+
+    release = single_release(ctx.get("sglang.version"))
     out: list[Fix] = []
     seen: set[tuple[str, str]] = set()
     for sid in [i for i in ids.split(",") if i]:

@@ -66,16 +66,22 @@ class CodeEntry:
     cuda: str | None = None  # "12", "13" or "12,13": the CUDA majors whose headers have it
     message_from: str | None = None  # "cudart" when a CUresult borrows the runtime's message
     deprecated: bool = False
+    defer: str | None = None  # the class is left to other rules (why), see data/cuda-classes.yaml
+    isolate: bool = False  # the class calls for the crash subsystem's isolating switches
 
     def origin(self) -> dict[str, Any]:
         """The JSON ``origin`` of a finding about this code."""
         return {"package": self.package, "name": self.name, "code": self.code}
 
     @property
+    def what(self) -> str:
+        """The header's doc comment, else (NCCL) the library's own text without its NCCL_DEBUG hint."""
+        return self.doc or (self.message or "").split(" (run with")[0]
+
+    @property
     def explanation(self) -> str:
         """One line for a report."""
-        what = self.doc or (self.message or "").split(" (run with")[0]
-        return f"{self.name} ({self.enum} {self.code}): {what}"
+        return f"{self.name} ({self.enum} {self.code}): {self.what}"
 
 
 class Codes:
@@ -89,7 +95,8 @@ class Codes:
             self.entries.append(CodeEntry(
                 package=e["package"], enum=e["enum"], name=e["name"], code=e["code"], doc=e["doc"],
                 message=e["message"], cls=cls, summary=body.get("summary"), fixes=tuple(body.get("fixes", ())),
-                cuda=e.get("cuda"), message_from=e.get("message_from"), deprecated=bool(e.get("deprecated"))))
+                cuda=e.get("cuda"), message_from=e.get("message_from"), deprecated=bool(e.get("deprecated")),
+                defer=body.get("defer"), isolate=bool(body.get("isolate"))))
         self.by_name = {e.name: e for e in self.entries}
         self.by_code: dict[tuple[str, int], CodeEntry] = {}
         for e in self.entries:

@@ -69,6 +69,12 @@ def releases_of(version: str | None) -> list[str]:
     return [v for v in dict.fromkeys(ends) if flags.known_release(v)]
 
 
+def single_release(version: str | None) -> str | None:
+    """The registry release of a stated version; None when unknown or only bounded by a range."""
+    rels = releases_of(version)
+    return rels[0] if len(rels) == 1 else None
+
+
 def spell_for(flag: str, version: str | None) -> str | None:
     """Spelling for a version or range: renamed only when both ends of the range agree."""
     rels = releases_of(version)
