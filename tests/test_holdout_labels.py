@@ -1,16 +1,26 @@
-"""The hold-out's labels are well-formed (tools/score_holdout.py --validate-only); the tool is not run here."""
+"""The hold-out rounds' labels are well-formed (tools/score_holdout.py --validate-only); the tool is not run here."""
 
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+SCORER = str(ROOT / "tools" / "score_holdout.py")
 
 
-def test_holdout_labels_validate():
-    p = subprocess.run([sys.executable, str(ROOT / "tools" / "score_holdout.py"), "--validate-only"],
-                       capture_output=True, text=True)
+@pytest.mark.parametrize("args, n", [([], 37), (["--round", "1"], 37), (["--round", "2"], 9)])
+def test_holdout_labels_validate(args, n):
+    p = subprocess.run([sys.executable, SCORER, "--validate-only", *args], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == f"{n} labels valid"
+
+
+def test_holdout_unknown_round_is_a_clear_error():
+    p = subprocess.run([sys.executable, SCORER, "--validate-only", "--round", "99"], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert "no cases.yaml" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_holdout_rejects_non_string_label(tmp_path):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Score sglang-doctor on the frozen hold-out in tests/data/holdout (see its README.md for the rules).
+"""Score sglang-doctor on a frozen hold-out round (tests/data/holdout, holdout2, ...; see their README.md).
 
 Runs `sglang-doctor check --format json --no-baseline <log>` from an empty working directory for each case
 and scores the report STRICTLY the way the shared evaluation script does:
@@ -23,8 +23,9 @@ must not read ../shared). `--real` scores the real set (tests/data/real) the sam
 figures over its verbatim and excerpt cases beside the overall one; `--without-curated-cmd` drops the
 `# cmd:` lines a curator wrote from a thread's prose (`cmd_source: thread-prose`) before running.
 
-Usage: .venv/bin/python tools/score_holdout.py [--real] [--without-curated-cmd] [--doctor PATH] [--dir DIR]
-                                               [-v] [--json OUT] [--validate-only]
+Usage: .venv/bin/python tools/score_holdout.py [--round N | --real | --dir DIR] [--without-curated-cmd]
+                                               [--doctor PATH] [-v] [--json OUT] [--validate-only]
+(`--round 1` is tests/data/holdout, `--round N` for N > 1 is tests/data/holdoutN.)
 """
 from __future__ import annotations
 
@@ -47,7 +48,13 @@ from scoring import (lenient_ok, root_finding, root_fixes, strict_ok, validate, 
                      without_curated_commands)
 
 FAMILIES = {"rocm", "pd-disaggregation", "router", "rl-ray", "multimodal", "hybrid-mamba", "blackwell",
-            "consumer-gpu", "docker", "hang", "npu", "healthy"}  # the hold-out's; the real set's are free-form
+            "consumer-gpu", "docker", "hang", "npu", "healthy",
+            "memory", "dependencies"}  # the hold-out rounds'; the real set's are free-form
+
+
+def round_dir(n: int) -> Path:
+    """The directory of hold-out round n (round 1 predates the numbering)."""
+    return DEFAULT_DIR if n == 1 else DEFAULT_DIR.with_name(f"holdout{n}")
 
 
 # ---------------------------------------------------------------- running
@@ -89,8 +96,10 @@ class Tally:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--doctor", default=str(DEFAULT_DOCTOR))
-    ap.add_argument("--dir", help=f"the cases (default {DEFAULT_DIR.relative_to(ROOT)})")
-    ap.add_argument("--real", action="store_true",
+    where = ap.add_mutually_exclusive_group()
+    where.add_argument("--dir", help=f"the cases (default {DEFAULT_DIR.relative_to(ROOT)})")
+    where.add_argument("--round", type=int, metavar="N", help="hold-out round N (1: tests/data/holdout, N: holdoutN)")
+    where.add_argument("--real", action="store_true",
                     help=f"score the real set ({REAL_DIR.relative_to(ROOT)}: no hold-out, families are free-form)")
     ap.add_argument("--without-curated-cmd", action="store_true",
                     help="drop the '# cmd:' lines a curator wrote from the thread's prose (cmd_source: thread-prose)")
@@ -98,7 +107,10 @@ def main() -> int:
     ap.add_argument("--json", metavar="OUT", help="write per-case results as JSON")
     ap.add_argument("--validate-only", action="store_true", help="check the labels and stop")
     a = ap.parse_args()
-    root = Path(a.dir) if a.dir else REAL_DIR if a.real else DEFAULT_DIR
+    root = Path(a.dir) if a.dir else REAL_DIR if a.real else round_dir(a.round) if a.round else DEFAULT_DIR
+    if not (root / "cases.yaml").is_file():
+        print(f"no cases.yaml in {root}", file=sys.stderr)
+        return 2
     cases = yaml.safe_load((root / "cases.yaml").read_text())
     errs = validate(cases, root, None, real_set=True) if a.real else validate(cases, root, FAMILIES)
     if errs:
