@@ -88,6 +88,17 @@ def _imported_from(name: str) -> str:
     return imported_from(name)
 
 
+def _library(name: str, field: str) -> str:
+    from sglang_doctor.registry.libraries import provider  # (lazy: its data is read only by a rule that asks)
+
+    if not isinstance(name, str):
+        raise TypeError("library_provider() / library_kind() take a library name")
+    found = provider(name)
+    if found is None:
+        raise ValueError(f"{name!r} is a library no catalogued wheel ships or needs")
+    return str(found[field])
+
+
 def _mem_plan(names: Mapping[str, Any], **given: Any) -> dict[str, Any]:
     # (lazy: the memory model is imported only when a rule that asks for it fires)
     from sglang_doctor.fix.memory_plan import plan_from_log
@@ -137,6 +148,11 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     # "cannot import name 'X'"). data/optional-imports.json; not in it -> unknown.
     "optional_import": _optional_import,
     "imported_from": _imported_from,
+    # library_provider(lib) / library_kind(lib): what ships a shared library (data/libraries.json, from
+    # the wheels' RECORD files): the distribution (kind "package"), "nvidia-driver" (kind "driver":
+    # libcuda, libnvidia-*), or the library itself (kind "system": the OS); not in it -> unknown.
+    "library_provider": lambda lib: _library(lib, "name"),
+    "library_kind": lambda lib: _library(lib, "kind"),
 }
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
