@@ -113,7 +113,8 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     WORK_DIR[0] = str(work)
     env = dict(os.environ, LC_ALL="C")
-    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, load average "
+          f"{os.getloadavg()[0]:.1f} (other work on the machine slows every figure, the references too)")
     from sglang_doctor.engine.scan import hyperscan_available
 
     print(f"stage-one scanner: {'hyperscan' if hyperscan_available() else 'none (pure Python path)'}")
@@ -166,11 +167,12 @@ def main() -> None:
     files = sorted(str(p) for p in many.glob("*.log"))
     m_s, _, _ = best([DOCTOR, "--format", "json", *files], a.runs)
     m1_s, _, _ = best([DOCTOR, "--format", "json", "-j", "1", *files], a.runs)
+    m2_s, _, _ = best([DOCTOR, "--format", "json", "-j", "2", *files], a.runs)
     o_s, _, _ = best([DOCTOR, "--format", "json", str(one)], a.runs)
-    print(f"200 files {m_s:.2f} s (default: one worker per core), {m1_s:.2f} s with -j 1; one file {o_s:.2f} s; "
-          f"ratio {m_s / o_s:.2f} (-j 1: {m1_s / o_s:.2f})")
+    print(f"200 files {m_s:.2f} s (default -j), {m1_s:.2f} s with -j 1, {m2_s:.2f} s with -j 2; one file {o_s:.2f} s; "
+          f"ratio {m_s / o_s:.2f} (-j 1: {m1_s / o_s:.2f}, -j 2: {m2_s / o_s:.2f})")
 
-    print("\n5. rule-count scaling on the largest log")
+    print(f"\n5. rule-count scaling on the largest log (load average now {os.getloadavg()[0]:.1f})")
     syn = work / "rules-x10"
     if syn.exists():
         shutil.rmtree(syn)

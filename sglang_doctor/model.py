@@ -44,9 +44,14 @@ class InputInfo:
     error: str | None = None
 
 
+# Evidence.line of a text that is no line of an input: the launch command given with --cmd /
+# --cmd-file (a `# cmd:` line in the log has its own line number).
+COMMAND_LINE = 0
+
+
 @dataclass
 class Evidence:
-    """A log line a finding rests on."""
+    """A log line a finding rests on (or the launch command given apart, at COMMAND_LINE)."""
 
     input: int
     line: int
@@ -95,13 +100,18 @@ class Finding:
     docs: str | None = None  # relative path of the rule's docs page
 
 
+def line_name(line: int) -> str:
+    """`line 34`, or `the launch command` for COMMAND_LINE."""
+    return "the launch command" if line == COMMAND_LINE else f"line {line}"
+
+
 def mark_consequence(f: Finding, cause: Finding, where: str = "") -> None:
     """Make `f` a consequence of `cause`: info severity, and one sentence saying where the cause is.
 
     The sentence also leads the explanation (every format shows it); marking again (a root
     cause found across inputs) replaces the earlier sentence instead of stacking them.
     """
-    at = where or (f"line {cause.evidence[0].line}" if cause.evidence else "")
+    at = where or (line_name(cause.evidence[0].line) if cause.evidence else "")
     note = f"Follows from {cause.code} ({cause.rule}{', ' + at if at else ''})."
     if f.follows and f.explanation.startswith(f.follows):
         f.explanation = f.explanation[len(f.follows):].lstrip()

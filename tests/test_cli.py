@@ -82,10 +82,23 @@ def test_explain_arguments_and_stdin():
     assert json.loads(r.output)["findings"][0]["rule"] == "kv-pool-not-enough-memory"
 
 
-def test_explain_unknown_error_says_what_it_found():
+def test_explain_unknown_error_is_the_crash_net_not_clean():
+    """explain runs check's analysis: an error no rule knows is SGD739 quoting it, exit 1, never ✓."""
     r = CliRunner().invoke(main, ["explain", "ZeroDivisionError: something nobody has seen"])
-    assert r.exit_code == 0
-    assert "No rule recognises" in r.output and "ZeroDivisionError" in r.output and "--rules" in r.output
+    assert r.exit_code == 1
+    assert "SGD739" in r.output and "ZeroDivisionError: something nobody has seen" in r.output
+    assert "no known problem" not in r.output
+
+
+@pytest.mark.parametrize("text", ["CUDA out of memory.", "something failed while loading"])
+def test_explain_help_example_and_plain_error_text_are_not_clean(text):
+    r = CliRunner().invoke(main, ["explain", text])
+    assert r.exit_code == 1 and "no known problem" not in r.output
+
+
+def test_explain_of_text_that_is_no_error_is_clean_with_a_warning():
+    r = CliRunner().invoke(main, ["explain", "hello there"])
+    assert r.exit_code == 0 and "no SGLang launch found" in r.output
 
 
 def test_missing_file_is_exit_2_but_others_processed(tmp_path, demo_dir):
@@ -133,3 +146,35 @@ def test_secrets_never_printed(tmp_path):
         r = run([str(p), "--format", fmt])
         assert "sk-abcdefghijklmnop1234" not in r.output and "hf_abcdefghijklmnopqrstuvwxyz" not in r.output
         assert "mem-fraction-static" in r.output
+
+
+def test_rules_show_prints_the_yaml_and_the_fixtures_on_request(tmp_path):
+    import yaml
+
+    from sglang_doctor.engine.rules import load_rules
+
+    page = run(["rules", "show", "SGD401"]).stdout
+    assert page.startswith("# SGD401 index-put-dtype-mismatch") and "id: index-put" not in page
+    src = run(["rules", "show", "index-put-dtype-mismatch", "--yaml"]).stdout
+    assert yaml.safe_load(src)["code"] == "SGD401"  # the file itself: a template to copy
+    (tmp_path / "r" / "precision").mkdir(parents=True)
+    (tmp_path / "r" / "precision" / "copy.yaml").write_text(src.replace("index-put-dtype-mismatch", "copy")
+                                                              .replace("SGD401", "SGD1401"))
+    assert [r.code for r in load_rules([str(tmp_path / "r")], builtin=False)] == ["SGD1401"]
+    fx = run(["rules", "show", "SGD401", "--fixtures"]).stdout
+    heads = [ln for ln in fx.splitlines() if ln.startswith("==> ")]
+    assert len(heads) == 5 and any(h.endswith("fires-pasted-error.log <==") for h in heads)
+    assert "got BFloat16 for the destination and Half for the source" in fx
+
+
+def test_the_same_file_given_twice_is_analysed_once(tmp_path, demo_dir, monkeypatch):
+    import json
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "logs").mkdir()
+    shutil.copy(demo_dir / "qwen3.6-27b-awq-dtype-crash.log", tmp_path / "logs" / "a.log")
+    r = run(["--format", "json", "logs/a.log", "./logs/a.log", str(tmp_path / "logs" / "a.log"), "logs"])
+    data = json.loads(r.stdout)
+    assert [i["name"] for i in data["inputs"]] == ["logs/a.log"]
+    assert [f["code"] for f in data["findings"]].count("SGD401") == 1

@@ -177,6 +177,26 @@ def test_bad_pyproject_is_a_one_line_exit_2(tree, monkeypatch, body, needle):
     assert len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr
 
 
+@pytest.mark.parametrize("body, line", [
+    ("[project]\nname = 'x'\n\n[tool.sglang-doctor]\nfail-on = never\n", 5),  # a bare word is no TOML value
+    ("[tool.sglang-doctor\ndisable = ['SGD402']\n", 1),
+])
+def test_a_pyproject_with_our_table_and_a_toml_error_is_exit_2_naming_file_and_line(tree, monkeypatch, body, line):
+    """Found walking up (no --config): never skipped silently as if it had no table."""
+    (tree.parent / "pyproject.toml").write_text(body)
+    monkeypatch.chdir(tree)
+    r = run([CRASH])
+    assert r.exit_code == 2 and r.stdout == ""
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1 and f"pyproject.toml:{line}: invalid TOML" in err, err
+
+
+def test_a_broken_pyproject_of_another_tool_is_not_ours(tree, monkeypatch):
+    (tree / "pyproject.toml").write_text("[project\nname = 'x'\n")
+    monkeypatch.chdir(tree)
+    assert run([CRASH]).exit_code == 1  # the report, as without any config
+
+
 def test_explicit_config_problems(tmp_path):
     r = run(["--config", tmp_path / "none.yaml", "x.log"])
     assert r.exit_code == 2 and "config file not found" in r.stderr
@@ -213,4 +233,5 @@ def test_config_applies_to_demo_and_explain(tmp_path):
     assert "SGD401" not in _codes(run(["demo"]))
     r = run(["explain", "RuntimeError: Index put requires the source and destination dtypes match, "
              "got BFloat16 for the destination and Half for the source."])
-    assert r.exit_code == 0 and _codes(r) == []
+    # the disabled rule is gone; the pasted error is still a failure (the crash net quotes it)
+    assert "SGD401" not in _codes(r) and _codes(r) == ["SGD739"]

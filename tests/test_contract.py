@@ -74,3 +74,12 @@ def test_internal_fields_stay_out_of_the_json():
     fix = model.FixOut(kind="flag", flag="--x", action="set", from_="1", versions=">=0.5")
     assert to_json(fix) == {"kind": "flag", "flag": "--x", "action": "set", "from": "1"}
     assert from_json(model.FixOut, {"kind": "flag", "from": "1", "added_later": True}).from_ == "1"
+
+
+def test_a_finding_on_the_given_command_validates(validator, demo_dir):
+    """Evidence from --cmd is no line of the input: line 0, which the schema allows and describes."""
+    cmd = "python3 -m sglang.launch_server --model-path x --enable-foo-bar"
+    data = json.loads(run(["--format", "json", "--no-baseline", "--cmd", cmd,
+                           demo_dir / "qwen3.6-27b-awq-dtype-crash.log"]).stdout)
+    _valid(validator, data)
+    assert any(e["line"] == 0 and e["text"] == cmd for f in data["findings"] for e in f["evidence"])

@@ -66,7 +66,7 @@ def test_follow_file_prints_finding_within_half_a_second(tmp_path):
 def test_follow_pipe_ends_with_summary_at_eof():
     proc = subprocess.run([str(SCRIPT), "--follow"], input=HEAD + CRASH, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 1
-    assert "SGD401" in proc.stdout and "1 error(s)" in proc.stdout
+    assert "SGD401" in proc.stdout and "1 error" in proc.stdout
 
 
 RULES = Path(__file__).resolve().parent.parent / "sglang_doctor" / "rules"
@@ -115,3 +115,27 @@ def test_follow_text_has_every_finding_the_startup_line_and_the_command(log):
     command = batch.split("corrected command:\n", 1)[1].splitlines()[0] if "corrected command:" in batch else None
     assert command is None or command in fol
     assert batch.strip().splitlines()[-1] == fol.strip().splitlines()[-1]  # the summary line
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_sigterm_ends_follow_with_the_summary(tmp_path, fmt):
+    """Kubernetes and systemd stop a follower with SIGTERM: it ends like the end of its stream."""
+    log = tmp_path / "live.log"
+    log.write_text(HEAD + CRASH)
+    proc = subprocess.Popen([str(SCRIPT), "--follow", "--format", fmt, "--no-color", str(log)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    got: list[tuple[float, str]] = []
+    t = threading.Thread(target=_read_lines, args=(proc, got), daemon=True)
+    t.start()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not any("SGD401" in ln for _, ln in got):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=10)
+    t.join(timeout=5)
+    last = got[-1][1]
+    if fmt == "json":
+        assert json.loads(last)["summary"]["error"] == 1
+    else:
+        assert any(ln.startswith("1 error") for _, ln in got), got  # the batch report's summary line
+    assert proc.returncode == 1  # the findings' status, as at the end of a stream

@@ -251,7 +251,7 @@ def test_markdown_on_demo(tmp_path):
     r = run(["--format", "markdown", local.name])
     assert r.exit_code == 1
     md = r.stdout
-    assert md.startswith("## sglang-doctor: ") and "error(s)" in md.splitlines()[0]
+    assert md.startswith("## sglang-doctor: 1 error, 1 warning")
     assert "### error SGD401: Model runs in float16" in md
     assert "**Fix:** `--dtype auto → bfloat16`" in md
     assert "### Corrected command\n\n```shell\ndocker run" in md and "--dtype bfloat16" in md
@@ -392,7 +392,8 @@ def test_exit_codes_are_the_same_in_every_format(tmp_path, fmt):
     assert run(["--format", fmt, "missing.log"]).exit_code == 2
     assert run(["--format", fmt, clean.name, "missing.log"]).exit_code == 2
     assert run(["--format", fmt, crash.name, "missing.log"]).exit_code == 1
-    assert run(["demo", "--format", fmt]).exit_code == 1
+    assert run(["demo", "--format", fmt]).exit_code == 0  # a demo is no failure of a first command...
+    assert run(["demo", "--format", fmt, "--fail-on", "error"]).exit_code == 1  # ...unless asked
     assert run(["explain", "--format", fmt, "RuntimeError: Index put requires the source and destination dtypes "
                 "match, got BFloat16 for the destination and Half for the source."]).exit_code == 1
 

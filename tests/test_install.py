@@ -17,7 +17,7 @@ def run(args, cwd, input=None):
 
 def test_console_script_runs_the_bundled_demo(tmp_path):
     r = run([str(SCRIPT), "demo"], tmp_path)
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 0, r.stderr  # a demo is no failure of a first command (--fail-on asks for one)
     assert "SGD401" in r.stdout and "bfloat16" in r.stdout
     assert "Traceback" not in r.stderr
 

@@ -30,6 +30,7 @@ def test_auto_jobs_only_for_several_big_files(tmp_path, monkeypatch):
     a.write_text("x\n")
     b.write_text("y\n")
     monkeypatch.setattr(parallel.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (0.1, 0.1, 0.1))
     assert parallel.auto_jobs([str(a)]) == 1
     assert parallel.auto_jobs([str(a), str(b)]) == 1  # too small to repay the workers
     assert parallel.auto_jobs([str(a), "-"]) == 1  # stdin is read here
@@ -37,6 +38,26 @@ def test_auto_jobs_only_for_several_big_files(tmp_path, monkeypatch):
     assert parallel.auto_jobs([str(a), str(b)]) == 2
     monkeypatch.setattr(parallel.os, "cpu_count", lambda: 1)
     assert parallel.auto_jobs([str(a), str(b)]) == 1
+
+
+def test_auto_jobs_by_measurement(tmp_path, monkeypatch):
+    """Two 100 MB logs ran slower in two workers than in one (parallel.py has the figures): no workers
+    below MIN_PARALLEL_BYTES, nor on cores other work keeps busy."""
+    names = []
+    for i, mb in enumerate((100, 100, 300, 300)):
+        p = tmp_path / f"{i}.log"
+        with open(p, "wb") as fh:
+            fh.truncate(mb << 20)  # (sparse: the size without the bytes)
+        names.append(str(p))
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    assert parallel.auto_jobs(names[:2]) == 1
+    assert parallel.auto_jobs(names[2:]) == 2
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (1.8, 1.0, 1.0))  # one core busy elsewhere
+    assert parallel.auto_jobs(names[2:]) == 1
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (4.2, 1.0, 1.0))
+    assert parallel.auto_jobs(names) == 4
 
 
 class _StopAfterFirst:

@@ -119,6 +119,29 @@ def test_markdown_quote_marks_of_a_quoted_log_are_peeled() -> None:
         "[2025-09-18 03:27:45 DP1 TP0] Scheduler hit an exception: Traceback"
     assert clean("> > RuntimeError: boom") == "RuntimeError: boom"
     assert clean(">") == ">"
+    assert clean('>   File "/x/decode_cuda_graph_runner.py", line 350, in __init__') == \
+        '  File "/x/decode_cuda_graph_runner.py", line 350, in __init__'  # its own indentation kept
+    assert clean(">     self.capture()") == "    self.capture()"
+
+
+def test_a_quoted_log_is_diagnosed_like_the_log(tmp_path) -> None:
+    """Frame patterns read a `> `-quoted copy too: the same findings and fixes as the log itself."""
+    from pathlib import Path
+
+    from sglang_doctor.engine.rules import load_rules
+    from sglang_doctor.pipeline.run import diagnose
+
+    log = (Path(__file__).resolve().parent.parent / "sglang_doctor" / "rules" / "memory" /
+           "cuda-oom-cuda-graph-capture" / "fires-0.5.14-decode-runner.log").read_text()
+    quoted = "".join("> " + ln for ln in log.splitlines(keepends=True))
+    rules = load_rules()
+
+    def diagnosis(text: str) -> list[tuple[str, list[str | None]]]:
+        rep = diagnose(["x.log"], rules, texts={"x.log": text}).report
+        return [(f.code, [x.flag for x in f.fixes]) for f in rep.findings]
+
+    assert diagnosis(quoted) == diagnosis(log)
+    assert diagnosis(log)[0][1][0] == "--cuda-graph-max-bs-decode"  # read off the decode runner's frame
 
 
 @pytest.mark.parametrize("line", ["```", "```python", "```log", "> ```", "~~~", "<details>", "</details>",

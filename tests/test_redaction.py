@@ -143,3 +143,116 @@ def test_redact_structure_masks_secret_keys_and_host_fields():
     assert out["server_args"]["dist_init_addr"] == "<host>:5000" and out["server_args"]["host"] == "<ip>"
     assert out["findings"][0]["text"] == "connect to <host> port 5000 from <ip>"
     assert redact(data)["server_args"]["dist_init_addr"] == "node-a7:5000"  # hosts only when asked
+
+
+# --- the one secret vocabulary (policy/redact.py): names, shapes, and every format ---------------
+
+from sglang_doctor.policy.redact import secret_name, secret_value  # noqa: E402
+
+
+@pytest.mark.parametrize("name", [
+    "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "DB_PASSWD", "GITHUB_TOKEN",
+    "MY_PASSWORD", "MY_SERVICE_KEY", "CLIENT_SECRET", "PGPASSWORD", "api_key", "admin_api_key", "--api-key",
+    "--ssl-keyfile-password", "--hf-token", "apiKey", "AccountKey", "x-api-key", "Authorization", "passwd", "secret",
+    "env.MY_SERVICE_KEY", "'api_key'",
+])
+def test_secret_names(name):
+    assert secret_name(name)
+
+
+@pytest.mark.parametrize("name", [
+    "TOKENIZERS_PARALLELISM", "MAX_TOKENS", "NCCL_IB_PKEY", "SGLANG_ENABLE_JIT_DEEPGEMM", "HF_HOME", "KEY_VALUE_CACHE",
+    "--tokenizer-path", "tokenizer_path", "max_prefill_tokens", "--hf-token-file", "HF_TOKEN_PATH", "key", "kv_cache_dtype",
+    "ssl_keyfile", "skip_tokenizer_init", "token_usage",
+])
+def test_names_that_are_not_secret(name):
+    assert not secret_name(name)
+
+
+def test_a_secret_name_with_a_value_that_cannot_be_a_secret_is_shown():
+    # SGLang's own switches whose names end like secrets (SGLANG_LOG_DECODE_GRAPH_KEY, --bucket-inter-token)
+    for name, value in [("SGLANG_LOG_DECODE_GRAPH_KEY", "1"), ("SGLANG_USE_AITER_FP8_PER_TOKEN", "true"),
+                        ("--bucket-inter-token", "0.1,0.5"), ("HF_TOKEN", "$HF_TOKEN"), ("--tls-key", "/etc/tls.key"),
+                        ("api_key", "None"), ("eos_token", "<|im_end|>")]:
+        assert not secret_value(name, value), (name, value)
+    assert secret_value("MY_SERVICE_KEY", "s3cr3tvalue123") and secret_value("passwd", "1hunter2")
+
+
+AWS_ID = "AKIA" + "Q3EGRZ7XVB5NMW2T"
+NEW_SECRETS = {
+    "redis": ("redis://:r3disPassw0rd@cache:6379/0", "r3disPassw0rd"),
+    "url-token": ("https://ghToken9xYz@github.com/org/repo.git", "ghToken9xYz"),
+    "passwd": ("passwd: yamlPass77", "yamlPass77"),
+    "secret=": ("secret=plainSecret55", "plainSecret55"),
+    "basic": ("Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==", "dXNlcjpwYXNzd29yZDEyMw"),
+    "aws": (f"aws id {AWS_ID} used", AWS_ID),
+    "github": ("token ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"),
+    "github-pat": ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "11ABCDEFG0123456789_abcdef"),
+    "slack": ("xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "AbCdEfGhIjKlMnOpQrStUvWx"),
+    "openai": ("sk-proj-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2", "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2"),
+    "anthropic": ("sk-ant-api03-Qq1Ww2Ee3Rr4Tt5Yy6Uu7Ii8Oo9Pp0-AA", "Qq1Ww2Ee3Rr4Tt5Yy6Uu7Ii8Oo9Pp0"),
+    "hf": ("hf_ZyXwVuTsRqPoNmLkJiHgFeDcBa", "ZyXwVuTsRqPoNmLkJiHgFeDcBa"),
+    "jwt": ("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1c2VyLTQyIn0.SflKxwRJSMeKKF2QT4fwpMeJf36", "SflKxwRJSMeKKF2QT4fwpMeJf36"),
+    "private-key": ("-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\\n-----END OPENSSH PRIVATE KEY-----",
+                    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU"),
+    "env-key": ("MY_SERVICE_KEY=s3cr3tvalue123", "s3cr3tvalue123"),
+}
+
+
+@pytest.mark.parametrize("kind", list(NEW_SECRETS))
+def test_redact_text_masks_each_kind(kind):
+    text, secret = NEW_SECRETS[kind]
+    out = redact_text(f"[2026-05-02 09:14:30] connecting with {text} now")
+    assert secret not in out and PLACEHOLDER in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "TOKENIZERS_PARALLELISM=false", "--tokenizer-path /models/x", "KEY_VALUE_CACHE=enabled",
+    "Prefill batch. #new-seq: 1, #new-token: 2048, #cached-token: 0, token usage: 0.01, #running-req: 0",
+    "SGLANG_LOG_DECODE_GRAPH_KEY=1 SGLANG_USE_AITER_FP8_PER_TOKEN=1", "'qwen3_5' is already used by a Transformers config",
+    "http://0.0.0.0:30000/generate", "max_total_num_tokens=21482, chunked_prefill_size=2048",
+])
+def test_redact_text_leaves_sglang_lines_alone(text):
+    assert redact_text(text) == text
+
+
+def _secret_log(tmp_path: Path) -> Path:
+    """The demo crash with every new kind of secret in its `# cmd:` line and its log lines."""
+    lines = (DEMO / "qwen3.6-27b-awq-dtype-crash.log").read_text().splitlines()
+    lines[0] = lines[0].replace("docker run", "docker run -e MY_SERVICE_KEY=s3cr3tvalue123 "
+                                              "-e REDIS_URL=redis://:r3disPassw0rd@cache:6379 "
+                                              f"-e AWS_ACCESS_KEY_ID={AWS_ID}")
+    body = " ".join(text for text, _ in NEW_SECRETS.values())
+    lines = [ln + " " + body if ln.startswith("RuntimeError: Index put") else ln for ln in lines]
+    lines.insert(3, f"[2026-05-02 09:14:04] {body}")
+    p = tmp_path / "secrets.log"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("source", ["cmd-line", "option"])
+def test_every_kind_of_secret_is_gone_from_every_format(tmp_path, fmt, source):
+    log = _secret_log(tmp_path)
+    args = ["--format", fmt, "--why", log.name]
+    if source == "option":  # the same command given with --cmd: context.command and env facts come from it
+        cmd = log.read_text().splitlines()[0][len("# cmd: "):]
+        args = ["--cmd", cmd, *args]
+    summary = tmp_path / "summary.md"
+    r = cli(args, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert r.exit_code == 1 and "SGD401" in r.stdout, r.stderr
+    texts = [r.stdout, r.stderr] + ([summary.read_text()] if summary.exists() else [])
+    for text in texts:
+        for kind, (_, secret) in NEW_SECRETS.items():
+            assert secret not in text, (kind, text[text.find(secret) - 200:text.find(secret) + 50])
+    if fmt == "json":
+        rep = json.loads(r.stdout)
+        assert rep["context"]["env"]["MY_SERVICE_KEY"] == PLACEHOLDER
+        assert "MY_SERVICE_KEY=" in rep["context"]["command"]
+        assert "-e MY_SERVICE_KEY=$MY_SERVICE_KEY" in rep["corrected_command"]
+
+
+def test_explain_lists_the_facts_of_an_unknown_error_without_secrets(tmp_path):
+    r = cli(["explain", "--cmd", "docker run -e MY_SERVICE_KEY=s3cr3tvalue123 img python3 -m sglang.launch_server "
+             "--model-path x", "FooBarError: something odd"])
+    assert "env.MY_SERVICE_KEY: <redacted>" in r.stderr and "s3cr3tvalue123" not in r.stdout + r.stderr

@@ -132,3 +132,33 @@ def test_a_cached_rule_is_read_only_and_pickles_as_itself():
         rule.severity = "info"
     back = pickle.loads(pickle.dumps(rule))
     assert isinstance(back, rulecache.LazyRule) and back.id == rule.id and back.title == rule.title
+
+
+def test_the_cache_directory_is_pruned(tmp_path, monkeypatch):
+    """Entries no run has read for a month and temporary files a killed run left go at the next write;
+    reading an entry keeps it."""
+    import os
+    import time
+
+    from helpers_cli import DEMO_LOG, run
+    from sglang_doctor._speed.cachefiles import MAX_AGE_S, read_trusted
+
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    old = time.time() - MAX_AGE_S - 86400
+    for name in ("rules-0ld.marshal", "manifest-0ld.marshal", "scan-0ld.db", "re-0ld.marshal", ".tmp-killed",
+                 "rules-used.marshal", "notes.txt"):
+        (cache / name).write_bytes(b"x")
+        os.utime(cache / name, (old, old))
+    (cache / ".tmp-writing-now").write_bytes(b"x")
+    assert read_trusted(str(cache / "rules-used.marshal")) == b"x"  # a run read it: in use
+    rules_dir = tmp_path / "rules" / "test"
+    rules_dir.mkdir(parents=True)
+    (rules_dir / "my-rule.yaml").write_text(__import__("rule_helpers").GOOD)
+    r = run(["--rules", str(tmp_path / "rules"), "--format", "json", str(DEMO_LOG)],
+            env={"SGLANG_DOCTOR_CACHE": str(cache)})  # a new rule set: the rule cache is written
+    assert r.exit_code == 1
+    left = {p.name for p in cache.iterdir()}
+    assert not left & {"rules-0ld.marshal", "manifest-0ld.marshal", "scan-0ld.db", "re-0ld.marshal", ".tmp-killed"}
+    assert {"rules-used.marshal", ".tmp-writing-now", "notes.txt"} <= left  # (not ours: left alone)
+    assert any(n.startswith("rules-") and n != "rules-used.marshal" for n in left)

@@ -266,3 +266,15 @@ def test_lint_of_a_broken_rule_file_is_exit_2(tmp_path):
     d = write_rule(tmp_path, "id: [unclosed\n")
     r = cli(["rules", "lint", "--rules", d])
     assert r.exit_code == 2 and r.stderr.count("\n") == 1
+
+
+def test_lint_flags_a_fix_text_that_starts_with_or(tmp_path):
+    """`or:  or stop the process…`: the report labels alternatives itself."""
+    from rule_helpers import GOOD, write_rule
+    from sglang_doctor.engine.rules import load_rules
+    from sglang_doctor.ruledev.lint import lint_rules
+
+    text = GOOD.replace("    action: add\n", "    action: add\n  - kind: note\n    text: or stop the other process\n")
+    rules = load_rules([write_rule(tmp_path, text)], builtin=False)
+    problems = [str(p) for p in lint_rules(rules)]
+    assert len(problems) == 1 and "fixes[1].text: starts with 'or'" in problems[0] and "my-rule.yaml:" in problems[0]

@@ -297,3 +297,15 @@ def test_why_lists_rules_the_config_disabled(tmp_path):
     (tmp_path / ".sglang-doctor.yaml").write_text("disable: [SGD402]\n")
     r = run(["--why", _copy(tmp_path).name])
     assert "not run (config enable/disable): compressed-tensors-unquantized-fallback" in r.stdout
+
+
+def test_an_inline_ignore_naming_no_rule_is_a_warning(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("# sglang-doctor: ignore SGD12, SGD402, index-put-dtype-mismatchh\n" + (DEMO / CRASH).read_text())
+    r = run(["--format", "json", log.name])
+    warnings = [ln for ln in r.stderr.splitlines() if "warning:" in ln]
+    assert len(warnings) == 2, r.stderr
+    assert "ignore SGD12` names no rule id or code" in warnings[0]
+    assert "did you mean index-put-dtype-mismatch?" in warnings[1]
+    data = json.loads(r.stdout)
+    assert "SGD402" not in [f["code"] for f in data["findings"]] and data["suppressed"] == 1  # the known one works

@@ -1,8 +1,10 @@
 """The user's cache directory: where it is, and reading and writing its files safely.
 
 Three things are cached there, each keyed so that a stale entry is never used: the
-validated rule set (`rules-*.pickle`), the compiled Hyperscan scanner (`scan-*`) and the
-compiled regular expressions of this interpreter (`re-*.marshal`). Reading one is skipped
+validated rule set (`rules-*.marshal`, with its `manifest-*`), the compiled Hyperscan scanner
+(`scan-*`) and the compiled regular expressions of this interpreter (`re-*.marshal`). The
+directory stays small: each write prunes older variants of its kind, entries no run has read
+for a month, and temporary files a killed run left. Reading one is skipped
 unless this user owns the file in a directory only they can write (a pickle or a compiled
 matcher from someone else is code); writing is atomic, and any failure (read-only home,
 full disk) only means the next run builds the thing again.
@@ -19,6 +21,15 @@ def cache_dir() -> str:
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "sglang-doctor")
 
 
+# What prune() removes besides the older variants of a kind: an entry no run has read for a month
+# (a read refreshes its time, at most once a day), and a temporary file a killed writer left.
+KINDS = ("rules-", "manifest-", "scan-", "re-")
+MAX_AGE_S = 30 * 86400
+TOUCH_AFTER_S = 86400
+TMP_PREFIX = ".tmp-"
+TMP_AGE_S = 3600
+
+
 def read_trusted(path: str) -> bytes | None:
     """The file's bytes, or None when it is missing, unreadable or not this user's own."""
     try:
@@ -26,9 +37,17 @@ def read_trusted(path: str) -> bytes | None:
         if hasattr(os, "getuid") and (st.st_uid != os.getuid() or dst.st_mode & 0o022):
             return None
         with open(path, "rb") as fh:
-            return fh.read()
+            data = fh.read()
     except OSError:
         return None
+    import time
+
+    if time.time() - st.st_mtime > TOUCH_AFTER_S:
+        try:
+            os.utime(path)  # in use: not "unused for a month" (a cache's freshness is its key, not its time)
+        except OSError:
+            pass
+    return data
 
 
 def write_atomic(path: str, data: bytes) -> bool:
@@ -38,7 +57,7 @@ def write_atomic(path: str, data: bytes) -> bool:
     directory = os.path.dirname(path) or "."
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=TMP_PREFIX)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
@@ -52,13 +71,25 @@ def write_atomic(path: str, data: bytes) -> bool:
 
 
 def prune(directory: str, prefix: str, keep: int = 8) -> None:
-    """Keep only the newest `keep` cache entries of a kind (one per rule-set variant)."""
+    """Keep only the newest `keep` cache entries of a kind (one per rule-set variant); and, of every
+    kind, drop entries unused for MAX_AGE_S and temporary files older than TMP_AGE_S. Called after a
+    write, so a directory nothing writes to any more stays as it is."""
+    import time
+
+    now = time.time()
     try:
-        entries = [e for e in os.scandir(directory) if e.name.startswith(prefix)]
+        everything = list(os.scandir(directory))
+        entries = [e for e in everything if e.name.startswith(prefix)]
         stems = sorted({e.name.split(".")[0] for e in entries},
                        key=lambda s: max(e.stat().st_mtime for e in entries if e.name.startswith(s)), reverse=True)
-        for e in entries:
-            if e.name.split(".")[0] not in stems[:keep]:
-                os.unlink(e.path)
+        for e in everything:
+            try:
+                age = now - e.stat().st_mtime
+                if ((e.name.startswith(prefix) and e.name.split(".")[0] not in stems[:keep])
+                        or (e.name.startswith(KINDS) and age > MAX_AGE_S)
+                        or (e.name.startswith(TMP_PREFIX) and age > TMP_AGE_S)):
+                    os.unlink(e.path)
+            except OSError:
+                continue
     except OSError:
         pass

@@ -19,6 +19,7 @@ just means compiling as usual.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from typing import Any
@@ -66,14 +67,15 @@ def _load(path: str) -> dict[tuple[Any, int], tuple[Any, ...]]:
 def _save(path: str) -> None:
     import marshal
 
-    from sglang_doctor._speed.cachefiles import write_atomic
+    from sglang_doctor._speed.cachefiles import prune, write_atomic
 
     with _lock:
         if not _added:
             return
         keep = _entries if len(_entries) <= MAX_ENTRIES else {k: v for k, v in _entries.items() if k in _used}
         data = marshal.dumps(dict(keep))
-    write_atomic(path, data)
+    if write_atomic(path, data):
+        prune(os.path.dirname(path), "re-", keep=4)  # one per interpreter build
 
 
 class _Recorder:

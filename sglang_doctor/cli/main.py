@@ -6,6 +6,7 @@ it, 2 usage, input or rule-file error (always a one-line message, never a traceb
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,11 +53,11 @@ class _DefaultToCheck(click.Group):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             _die("interrupted", 130)
+        except BrokenPipeError:  # `rules list | head -1`: the reader went away
+            _quiet_broken_pipe()
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:  # a bug in the tool: one line, the traceback on request
-            import os
-
             if os.environ.get("SGLANG_DOCTOR_DEBUG"):
                 raise
             _die(f"internal error: {type(e).__name__}: {e} — a bug, please report it with the log "
@@ -91,8 +92,6 @@ def _read_cmd_file(path: str) -> str:
 
 def _quiet_broken_pipe() -> NoReturn:
     # `sglang-doctor big.log | head -1`: the reader went away; exit without a traceback.
-    import os
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     sys.exit(1)
@@ -123,8 +122,8 @@ _common = [
                  help="Write the current findings to FILE as a baseline (keeps reasons and expiry dates "
                       "already there), then report with it applied."),
     click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
-                 help="Analyse up to N files at once in worker processes (default: one per core when "
-                      "several files add up to 64 MB or more; 1: one at a time)."),
+                 help="Analyse up to N files at once in worker processes (default: one per idle core when "
+                      "several files add up to 512 MB or more; 1: one at a time)."),
     click.option("--why", is_flag=True,
                  help="Explain every rule on every input: prefilter, matches, conditions (stderr, or "
                       "stdout after a text report)."),
@@ -159,6 +158,8 @@ class _Settings:
     rules: list[Any] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)  # rule id -> the project's severity
+    known: set[str] = field(default_factory=set)  # every loaded rule's id and code, disabled ones too
+    statistics: bool = False  # check --statistics: counts instead of findings
 
 
 def _settings(opts: dict[str, Any]) -> _Settings:
@@ -183,6 +184,7 @@ def _settings(opts: dict[str, Any]) -> _Settings:
         _die(str(e))
     kept = {r.id for r in st.rules}
     st.disabled = sorted(r.id for r in loaded if r.id not in kept)
+    st.known = {n for r in loaded for n in (r.id, r.code)}
     if st.cmd_file:
         st.command = _read_cmd_file(st.cmd_file)
         st.command_yaml = st.cmd_file.lower().endswith((".yml", ".yaml"))  # as extract_command reads it
@@ -202,12 +204,13 @@ def _suppressor(st: _Settings) -> Any:
     except BaselineError as e:
         _die(str(e))
     return Suppressor(baseline=entries, baseline_path=path,
-                      write_path=Path(st.write_baseline) if st.write_baseline else None)
+                      write_path=Path(st.write_baseline) if st.write_baseline else None, known=st.known)
 
 
 def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = None,
               display_name: str | None = None) -> NoReturn:
-    """Diagnose, report and exit: the one path of check, demo and explain."""
+    """Diagnose, report and exit: the one path of check, demo and explain (`texts`: the text
+    pasted to explain, analysed as a log that failed)."""
     from sglang_doctor.pipeline.run import diagnose
     trace = None
     if st.why:
@@ -232,13 +235,7 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
             signal.signal(signal.SIGINT, previous)
     if display_name is not None and run.report.inputs:
         run.report.inputs[0].name = display_name
-    if texts:  # explain: its own answer to an error no rule knows (below) says more than a last resort
-        last = {r.id for r in st.rules if r.last_resort}
-        run.report.findings = [f for f in run.report.findings if f.rule not in last]
-        run.report.count()
     _baseline_notes(run, sup)
-    if texts and not run.report.findings and not run.report.suppressed and st.fmt == "text":
-        _explain_unknown(run, st.redact_hosts)
     after: list[str] = []
     if trace is not None:
         from sglang_doctor.pipeline.why import explain
@@ -289,8 +286,13 @@ def _emit(run: Any, st: _Settings, after: list[str], compact: bool = False) -> N
     for e in run.errors:
         click.echo(f"sglang-doctor: {e}", err=True)
     try:
-        write_report(run.report, st.fmt, sys.stdout, quiet=st.quiet, color=st.color, fail_on=st.fail_on,
-                     rules=st.rules, compact=compact)
+        if st.statistics:
+            from sglang_doctor.report import statistics
+
+            statistics.write(run.report, sys.stdout, st.fmt)
+        else:
+            write_report(run.report, st.fmt, sys.stdout, quiet=st.quiet, color=st.color, fail_on=st.fail_on,
+                         rules=st.rules, compact=compact)
         if after:
             if st.fmt == "text":
                 sys.stdout.write("\n" + "\n".join(after) + "\n")
@@ -321,8 +323,10 @@ def main() -> None:
 @click.argument("files", nargs=-1, type=click.Path(readable=False))  # the reader names unreadable files; the rest still run
 @click.option("-f", "--follow", is_flag=True,
               help="Follow a growing file or a live pipe; print findings as they happen (JSON: one line each).")
+@click.option("--statistics", is_flag=True,
+              help="Instead of the findings: how many each rule gave and what each input holds (text or json).")
 @common_options
-def check(files: tuple[str, ...], follow: bool = False, **opts: Any) -> None:
+def check(files: tuple[str, ...], follow: bool = False, statistics: bool = False, **opts: Any) -> None:
     """Read logs (files, directories of *.log, or stdin) and report what went wrong."""
     if follow:
         _follow(files, _settings(opts))
@@ -330,7 +334,14 @@ def check(files: tuple[str, ...], follow: bool = False, **opts: Any) -> None:
     if names == ["-"] and sys.stdin.isatty():
         click.echo("sglang-doctor: reading a log from standard input (pipe one in: docker logs NAME 2>&1 | "
                    "sglang-doctor); end with Ctrl-D", err=True)
-    _diagnose(_settings(opts), names)
+    st = _settings(opts)
+    if statistics:
+        from sglang_doctor.report.statistics import FORMATS as STATISTICS_FORMATS
+
+        if st.fmt not in STATISTICS_FORMATS:
+            _die(f"--statistics writes {' or '.join(STATISTICS_FORMATS)}, not {st.fmt}")
+        st.statistics = True
+    _diagnose(st, names)
 
 
 def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
@@ -363,7 +374,7 @@ def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
         streamed.add((finding.rule, finding.evidence[0].line if finding.evidence else 0))
 
     try:
-        run = follow(source, st.rules, emit, _options(st, sup))
+        run = follow(source, st.rules, emit, _options(st, sup), stop=_stop_on_sigterm())
     except InputError as e:
         _die(str(e))
     except BaselineError as e:
@@ -385,16 +396,42 @@ def _without(report: Any, streamed: set[tuple[str, int]]) -> Any:
     return replace(report, findings=[report.findings[i] for i in keep], launches=launches)
 
 
+def _stop_on_sigterm() -> Any:
+    """An event SIGTERM sets (`kubectl delete`, `systemctl stop`): --follow ends as at the end of its
+    stream, with the summary and the findings' exit status."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    try:
+        signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+    except (ValueError, OSError):  # not the main thread, or no signals here
+        pass
+    return stop
+
+
 def _expand(files: tuple[str, ...]) -> list[str]:
+    """Inputs: directories walked for logs; a file named twice (or also found in a directory) once."""
     out: list[str] = []
+    seen: set[str] = set()
+
+    def add(name: str) -> None:
+        key = name if name == "-" else os.path.realpath(name)
+        if key not in seen:
+            seen.add(key)
+            out.append(name)
+
     for f in files:
         p = Path(f)
         if f != "-" and p.is_dir():
-            found = sorted(x for x in p.rglob("*") if x.is_file() and (x.name.endswith(".log") or x.name.endswith(".log.gz")))
+            from sglang_doctor.read.reader import log_files
+
+            found = log_files(p)
             # A directory without logs stays an input: the reader reports it (exit status 2).
-            out.extend(str(x) for x in found) if found else out.append(f)
+            for x in found or [f]:
+                add(str(x))
         else:
-            out.append(f)
+            add(f)
     return out
 
 
@@ -406,12 +443,18 @@ def demo_logs() -> list[Path]:
 @click.argument("name", required=False)
 @common_options
 def demo(name: str | None, **opts: Any) -> None:
-    """Diagnose a bundled example log (the Qwen3.6 dtype crash unless NAME picks another)."""
+    """Diagnose a bundled example log (the Qwen3.6 dtype crash unless NAME picks another).
+
+    Exits 0 whatever it finds, unless --fail-on is given."""
     logs = demo_logs()
     pick = [p for p in logs if name and name in p.name] if name else [p for p in logs if "dtype" in p.name]
     if not pick:
         _die(f"no demo log matches {name!r}; bundled: {', '.join(p.name for p in logs)}")
     st = _settings(opts)
+    from click.core import ParameterSource
+
+    if click.get_current_context().get_parameter_source("fail_on") is not ParameterSource.COMMANDLINE:
+        st.fail_on = "never"  # a demo of a crash is no failure of the user's first command; --fail-on asks for one
     if st.fmt == "text":
         click.echo(f"Diagnosing the bundled example {pick[0].name}:\n", err=True)
     _diagnose(st, [str(pick[0])], display_name=pick[0].name)
@@ -421,7 +464,12 @@ def demo(name: str | None, **opts: Any) -> None:
 @click.argument("text", nargs=-1)
 @common_options
 def explain(text: tuple[str, ...], **opts: Any) -> None:
-    """Explain a pasted traceback (stdin) or an error message given as arguments."""
+    """Explain a pasted traceback (stdin) or an error message given as arguments.
+
+    \b
+      sglang-doctor explain "CUDA out of memory."
+      docker logs sgl 2>&1 | tail -60 | sglang-doctor explain
+    """
     if text:
         body = " ".join(text)
     else:
@@ -432,26 +480,6 @@ def explain(text: tuple[str, ...], **opts: Any) -> None:
     if not body.strip():
         _die("nothing to explain: pass the error text as arguments or paste it on standard input")
     _diagnose(_settings(opts), ["<pasted>"], texts={"<pasted>": body})
-
-
-def _explain_unknown(run: Any, hosts: bool = False) -> None:
-    """No rule matched: say what was found and how to teach the tool."""
-    from sglang_doctor.policy.redact import redact_text
-
-    exc = ""
-    facts: dict[str, Any] = {}
-    if run.results:
-        res = run.results[0]
-        facts = {k: f.value for k, f in res.context.facts.items()}
-        exc = res.context.get("exception.first") or ""
-    lines = ["No rule recognises this error."]
-    if exc:
-        lines.append(f"  exception: {redact_text(exc, hosts)}")
-    for k, v in list(facts.items())[:8]:
-        lines.append(f"  {k}: {redact_text(str(v), hosts)}")
-    lines.append("  To teach sglang-doctor this error, write a rule (see README 'Writing a rule') and pass it")
-    lines.append("  with --rules DIR; `sglang-doctor rules show index-put-dtype-mismatch` shows a complete one.")
-    click.echo("\n".join(lines), err=True)
 
 
 # --- rules -------------------------------------------------------------------------
@@ -473,13 +501,15 @@ def rules_list(rule_dirs: tuple[str, ...]) -> None:
 @rules.command("show")
 @click.argument("rule_id")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(), metavar="DIR")
-def rules_show(rule_id: str, rule_dirs: tuple[str, ...]) -> None:
-    """A rule's docs, match, fixes and fixtures (by id or code)."""
-    from sglang_doctor.ruledev.docs import rule_markdown
+@click.option("--yaml", "show_yaml", is_flag=True, help="Print the rule's YAML file (a complete rule to start from).")
+@click.option("--fixtures", "show_fixtures", is_flag=True, help="Print the rule's fixture logs (fires-*, quiet-*).")
+def rules_show(rule_id: str, rule_dirs: tuple[str, ...], show_yaml: bool, show_fixtures: bool) -> None:
+    """A rule's docs page: what, why, fixes, messages (by id or code); --yaml, --fixtures: its files."""
+    from sglang_doctor.ruledev.docs import rule_files, rule_markdown
 
     for r in _load_rules(rule_dirs):
         if rule_id in (r.id, r.code):
-            click.echo(rule_markdown(r))
+            click.echo(rule_files(r, show_yaml, show_fixtures) if show_yaml or show_fixtures else rule_markdown(r))
             return
     _die(f"no rule with id or code {rule_id!r} (see `sglang-doctor rules list`)")
 

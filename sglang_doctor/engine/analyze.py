@@ -16,8 +16,8 @@ import re
 
 from sglang_doctor.engine import expr
 from sglang_doctor.facts.context import Context
-from sglang_doctor.model import Evidence, Finding, FixOut, mark_consequence, rule_page
-from sglang_doctor.read.records import Record, Segmenter, glog_time, parse_header
+from sglang_doctor.model import Evidence, Finding, FixOut, line_name, mark_consequence, rule_page
+from sglang_doctor.read.records import Record, Segmenter, frame_of, glog_time, parse_header
 from sglang_doctor.read.reader import Line, decode_line, lines_of_chunk
 from sglang_doctor.model import SEVERITY_RANK
 from sglang_doctor.engine.rules import Condition, Fix, Pattern, Rule
@@ -115,13 +115,14 @@ def _literal_index(literals: list[str]) -> Any:
         return False
 
 
-def _search(p: Pattern, rec: Record, matcher: Matcher, rule: Rule) -> tuple[Any, str]:
+def _search(p: Pattern, rec: Record, matcher: Matcher, rule: Rule, joined: str | None = None) -> tuple[Any, str]:
+    """`joined`: search the record's exception message with its wrapped lines joined (Record.joined)."""
     if p.in_ == "exception":
-        target = "\n".join(rec.exceptions) if rec.kind == "traceback" else rec.text
+        target = ("\n".join(rec.exceptions) if rec.kind == "traceback" else rec.text) if joined is None else joined
     elif p.in_ == "frames":
         target = "\n".join(rec.frames)
     else:
-        target = rec.text
+        target = rec.text if joined is None else rec.text + "\n" + joined
     if (p.literal is not None and p.literal not in target) or matcher.timeouts.get(rule.id, 0) >= MAX_TIMEOUTS:
         return None, target  # (no literal, no match: and the pattern is not even compiled)
     try:
@@ -137,6 +138,30 @@ def _search(p: Pattern, rec: Record, matcher: Matcher, rule: Rule) -> tuple[Any,
 
 
 def _evidence_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
+    """The input line a match starts on; in a traceback, its exception line rather than a frame or
+    the `Traceback (most recent call last):` head (what went wrong, not where)."""
+    number, text = _match_line(rec, target, m)
+    if rec.kind == "traceback" and rec.exceptions and (_TRACEBACK_HEAD in text or frame_of(text) is not None):
+        return _exception_line(rec) or (number, text)
+    return number, text
+
+
+_TRACEBACK_HEAD = "Traceback (most recent call last)"
+
+
+def _exception_line(rec: Record) -> tuple[int, str] | None:
+    """The line of the record's last exception, when that says more than its type."""
+    first = rec.exception.split("\n", 1)[0]
+    if ": " not in first or not first.split(": ", 1)[1].strip():
+        return None  # a bare `AssertionError`: the frame that raised it says more
+    read = rec.read if rec.read is not None and len(rec.read) == len(rec.lines) else [ln.text for ln in rec.lines]
+    for i in range(len(rec.lines) - 1, -1, -1):
+        if read[i].strip().startswith(first[:60]):
+            return rec.lines[i].number, rec.lines[i].text
+    return None
+
+
+def _match_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
     """The input line a match starts on."""
     snippet = target[m.start():].split("\n", 1)[0]
     if target is rec.text or target == rec.text:
@@ -148,41 +173,42 @@ def _evidence_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
     # looked for as rules read it (rec.read: a frame pasted without its line number reads `line 0`)
     # and quoted as the log has it.
     read = rec.read if rec.read is not None and len(rec.read) == len(rec.lines) else [ln.text for ln in rec.lines]
-    order: Iterable[int] = range(len(rec.lines))
+    order: Iterable[int] = list(range(len(rec.lines)))
     if target is not rec.text and rec.exceptions and target.startswith(rec.exceptions[0][:40]):
-        order = reversed(order)
-    for i in order:
-        if snippet and snippet[:60] in read[i]:
-            return rec.lines[i].number, rec.lines[i].text
+        order = order[::-1]
+    for key in dict.fromkeys((snippet[:60], snippet[:60].strip(), snippet[:30].strip())):
+        for i in order:  # (the shorter keys: a match in a wrapped message that Record.joined put together)
+            if key and key in read[i]:
+                return rec.lines[i].number, rec.lines[i].text
     return rec.start, rec.lines[0].text
 
 
-# Request logging (--log-requests) echoes users' prompts and the model's answers into the
-# log; their text is user data, never a diagnostic, whatever error messages it quotes.
-_REQUEST_ECHO = ("Receive: obj=", "Finish: obj=")
 
 
 def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits], last_ts: str | None = None) -> None:
     """`last_ts`: the time of the latest header line before `rec`, for a record logged without one."""
-    if rec.kind == "line" and rec.message.startswith(_REQUEST_ECHO):
-        return
     trace = matcher.trace
-    for rule in matcher.candidates(rec.text):
+    joined = rec.joined() if rec.kind == "traceback" or len(rec.lines) > 1 else None
+    for rule in matcher.candidates(rec.text if joined is None else rec.text + "\n" + joined):
         if trace is not None:
             trace.candidate(rule)
         for p in rule.match.any:
             m, target = _search(p, rec, matcher, rule)
+            alt = None
+            if m is None and joined is not None and p.in_ != "frames":
+                alt = joined  # a message wrapped over several lines, as one line
+                m, target = _search(p, rec, matcher, rule, alt)
             if m is None:
                 continue
             extra: dict[str, str] = {}
             missing = False
             for q in rule.match.require:
-                mq = _search(q, rec, matcher, rule)[0]
+                mq = _search(q, rec, matcher, rule, alt)[0]
                 if mq is None:
                     missing = True
                     break
                 extra.update({k: v for k, v in mq.groupdict().items() if v is not None})
-            if missing or any(_search(q, rec, matcher, rule)[0] is not None for q in rule.match.exclude):
+            if missing or any(_search(q, rec, matcher, rule, alt)[0] is not None for q in rule.match.exclude):
                 continue
             rh = hits.get(rule.id)
             if rh is None:
@@ -340,7 +366,7 @@ def _render_fix(fix: Fix, names: dict[str, Any], ctx: Context) -> FixOut | None:
             return None  # the launch already has it: not offered again
     if value is not None and frm is not None and fix.action in ("raise", "lower", "set") \
             and not _moves(fix.action, frm, value) and not fix.replaces:
-        return None  # a raise that would not raise (a clamp below the current value), or nothing to change
+        return None  # nothing to change, or a change the wrong way ("raise 0.79 → 0.25")
     replaces = None
     if fix.replaces:
         try:
@@ -422,6 +448,14 @@ def _unhandled(rh: RuleHits, ctx: Context) -> RuleHits | None:
     return RuleHits(rh.rule, kept[:MAX_EVIDENCE], max(count, min(len(kept), MAX_EVIDENCE)))
 
 
+def _fixes_of(rule: Rule, ctx: Context) -> list[Fix]:
+    if not rule.isolate:
+        return rule.fixes
+    from sglang_doctor.engine.isolate import isolating_fixes
+
+    return [*rule.fixes, *isolating_fixes(ctx)]
+
+
 def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | None:
     rule = rh.rule
     if rule.skip_handled:
@@ -447,12 +481,34 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
             parts.append(expr.render(part.text, names).strip())
         except expr.MissingValue:
             continue
-    fixes = [f for f in (_render_fix(fx, names, ctx) for fx in rule.fixes) if f is not None]
+    fixes = [f for f in (_render_fix(fx, names, ctx) for fx in _fixes_of(rule, ctx)) if f is not None]
     evidence = [Evidence(input=input_index, line=h.line, text=h.text, ts=h.ts, rank=h.rank or None) for h in rh.hits]
-    return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=rule.title,
+    return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=_title(rule.title, names),
                    explanation=" ".join(p for p in parts if p), evidence=evidence,
                    captures=dict(hit.captures), fixes=fixes, occurrences=rh.count,
                    docs=rule_page(rule.code, rule.id))
+
+
+# A warning logged at most this many lines before a failure (a request rejected, then the crash its
+# handling caused) is taken as what the last resort would only call unknown.
+WARNED_BEFORE = 8
+
+
+def _warned_just_before(f: Finding, warned: list[Evidence]) -> bool:
+    if not f.evidence:
+        return False
+    at = f.evidence[0]
+    return any(w.input == at.input and at.line - WARNED_BEFORE <= w.line <= at.line for w in warned)
+
+
+def _title(template: str, names: dict[str, Any]) -> str:
+    """A title may quote captured values (`Model runs in {src} but …`); as written when one is unknown."""
+    if "{" not in template:
+        return template
+    try:
+        return expr.render(template, names)
+    except expr.MissingValue:
+        return template
 
 
 def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
@@ -475,9 +531,17 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
     kept = [(r, f) for r, f in pairs
             if not (r.fallback and (specific_errors or
                                     (f.evidence and all((e.input, e.line) in specific_lines for e in f.evidence))))]
-    # A last resort only says that the launch crashed: any other error or warning says more.
-    if any(f.severity in ("error", "warning") and not r.last_resort for r, f in kept):
-        kept = [(r, f) for r, f in kept if not r.last_resort]
+    # A last resort only says that the launch failed: another error that names a cause says more (a
+    # warning does not: the failed launch would then pass as one that only needs tuning).
+    # A last resort that only saw the launcher report a failure (captures `lead: symptom`: an exit code,
+    # SIGQUIT) gives way to any other error, a symptom rule's included: it would say less.
+    causes = any(f.severity == "error" and not r.last_resort and not r.consequence and r.id not in follows
+                 for r, f in kept)
+    errors = any(f.severity == "error" and not r.last_resort for r, f in kept)
+    warned = [e for r, f in kept if f.severity == "warning" for e in f.evidence[:1]]
+    kept = [(r, f) for r, f in kept
+            if not (r.last_resort and (causes or (errors and f.captures.get("lead") == "symptom")
+                                       or _warned_just_before(f, warned)))]
     for r, f in kept:
         if r.id in follows:
             mark_consequence(f, follows[r.id][1])
@@ -487,7 +551,7 @@ def rank_findings(pairs: list[tuple[Rule, Finding]]) -> list[Finding]:
         for r, f in kept:
             if r.consequence and r.id not in follows:
                 rank = f"on {root.evidence[0].rank}, " if root.evidence[0].rank else ""
-                mark_consequence(f, root, f"{rank}line {root.evidence[0].line}")
+                mark_consequence(f, root, f"{rank}{line_name(root.evidence[0].line)}")
 
     else:
         # Only symptoms of an unseen failure (another rank's log has the cause): the most telling
@@ -664,10 +728,12 @@ def run_checks(matcher: Matcher, ctx: Context, hits: dict[str, RuleHits]) -> Non
 
 def analyze_chunks(chunks: Iterable[tuple[int, bytes]], matcher: Matcher, input_index: int = 0,
                    scanner_factory: Callable[[], Any] | None = None, command: str | None = None,
-                   progress: Callable[[int], None] | None = None) -> InputResult:
+                   progress: Callable[[int], None] | None = None, pasted: bool = False) -> InputResult:
     """One input, block by block; `scanner_factory` gives the stage-one scanner (or None);
-    `progress` is called once per block with the bytes read so far."""
+    `progress` is called once per block with the bytes read so far; `pasted`: an error given to
+    `explain` (itself a sign of failure, see facts/crash.py)."""
     a = _Analysis(matcher)
+    a.ctx.crash.pasted = pasted
     scanner: Any = None
     size = 0
     first = 1
@@ -695,6 +761,8 @@ def analyze_chunks(chunks: Iterable[tuple[int, bytes]], matcher: Matcher, input_
                 a.feed(line)
             continue
         a.ctx.sampling = True
+        if not a.ctx.text_lines and block.strip():
+            a.ctx.text_lines = 1  # (the scanner's path decodes only its hit lines)
         a.ctx.sample_block(block[:DECODE_SAMPLE_BYTES], first)
         if first == 1 and (not starts or starts[0] != 0):
             starts = [0, *starts]

@@ -138,13 +138,43 @@ def launch_flag_deprecated(ctx: Context) -> list[CheckHit]:
     return out
 
 
+def crash_evidence(ctx: Context) -> list[CheckHit]:
+    """A launch that failed (facts/crash.py), quoted by its most telling sign, with what the log knows."""
+    lead = ctx.crash.lead
+    if lead is None:
+        return []
+    from sglang_doctor.facts.crash import SYMPTOM_EXCEPTION
+
+    caps = {"evidence": str(ctx.get("crash.evidence")), "kind": lead.kind}
+    for name in ("stops", "exception_first", "exception_last", "sglang_frame", "subsystem", "subsystem_why",
+                 "subsystem_where"):
+        value = ctx.get(f"crash.{name}")
+        if value:
+            caps[name] = str(value).rstrip(".") if name.startswith("exception") else str(value)
+    exc = caps.get("exception_last") or caps.get("exception_first") or (
+        lead.text.strip().rstrip(".") if lead.kind in ("exception", "native") else None)
+    if exc:
+        caps["exception"] = exc
+    if not exc or SYMPTOM_EXCEPTION.search(exc):
+        # No exception of its own, or one that only says something else failed first: a symptom, which
+        # gives way to any other error (see rank_findings).
+        caps["lead"] = "symptom"
+    known = ctx.get("crash.known")
+    if known:
+        caps["known"] = str(known)
+    return [CheckHit(lead.line, lead.text, caps)]
+
+
 CHECKS: dict[str, Callable[[Context], list[CheckHit]]] = {
+    "crash-evidence": crash_evidence,
     "launch-flag-unknown": launch_flag_unknown,
     "launch-flag-deprecated": launch_flag_deprecated,
     "router-flag-unknown": router_flag_unknown,
 }
 # The captures each check can give a hit (what its rule's templates may name; see lint.py).
 CHECK_CAPTURES: dict[str, frozenset[str]] = {
+    "crash-evidence": frozenset({"evidence", "kind", "stops", "exception_first", "exception_last", "sglang_frame",
+                                 "subsystem", "subsystem_why", "subsystem_where", "known", "exception", "lead"}),
     "launch-flag-unknown": frozenset({"flag", "release", "stated", "value", "nearest"}),
     "launch-flag-deprecated": frozenset({"flag", "release", "value", "replacement", "hint"}),
     "router-flag-unknown": frozenset({"flag", "release", "stated", "launcher", "value", "nearest", "since"}),

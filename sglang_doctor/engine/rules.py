@@ -248,7 +248,9 @@ class Rule:
     fix_none: str | None = None  # why the rule has no fix, when it has none
     consequence: bool = False  # a symptom of another failure (SIGQUIT, peer timeouts)
     fallback: bool = False  # generic: dropped when a more specific error explains the input
-    last_resort: bool = False  # dropped when any other rule reports an error or a warning in the input
+    last_resort: bool = False  # dropped when another rule reports an error that is not a consequence
+    # Append the switches that take the crash's subsystem out of the picture (engine/isolate.py).
+    isolate: bool = False
     # Ignores tracebacks the log says were handled: a failed request, a retried call, an
     # exception Python ignored (context.py, "handled exceptions").
     skip_handled: bool = False

@@ -9,12 +9,12 @@ keeps the input line it came from. Parsing lives here; judging lives in the rule
 from __future__ import annotations
 
 from bisect import bisect_left
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import re
 
-from sglang_doctor.read.records import Record
+from sglang_doctor.facts.crash import CrashWatch
+from sglang_doctor.read.records import Record, parse_ts as _ts
 
 if TYPE_CHECKING:
     from sglang_doctor.launch.launch_env import LaunchEnv
@@ -97,6 +97,10 @@ class Context:
         self.sampling = False
         self._names: dict[str, Any] | None = None  # names(), kept once finish() has run
         self._finished = False
+        self.crash = CrashWatch()  # signs of a failed launch, whatever rule knows it (crash.py)
+        self.text_lines = 0  # lines with any text (0: an empty input)
+        self.sglang_mentioned = False  # any line names SGLang (see input_notes.py)
+        self.last_ts: str | None = None
 
 
     # -- setting facts ------------------------------------------------------------
@@ -142,6 +146,8 @@ class Context:
                 self.first_ts = rec.ts
             if self.last_ts is None or rec.ts > self.last_ts:
                 self.last_ts = rec.ts
+        self._note_text(rec)
+        self.crash.observe(rec, "server.ready" in self.facts)
         if rec.kind != "line":
             self._observe_traceback(rec)
             return
@@ -173,6 +179,13 @@ class Context:
                     continue
                 if any(lit in ln.text and rx.search(ln.text) for lit, rx in _HANDLED_NOTICES):
                     self.handled_lines.append(ln.number)
+
+    def _note_text(self, rec: Record) -> None:
+        text = rec.text
+        if not self.text_lines and text.strip():
+            self.text_lines = 1
+        if not self.sglang_mentioned and ("sglang" in text or "SGLang" in text or "SGLANG" in text):
+            self.sglang_mentioned = True
 
     def sample_block(self, raw: bytes, first_line: int | None = None) -> None:
         """Decode statistics from the first bytes of a block (the sampled path); `first_line`: the
@@ -221,6 +234,11 @@ class Context:
         for o in cmd.docker.options if cmd.docker is not None else []:  # docker.shm_size: a docker fix's `from`
             if o.value is not None and o.flag.startswith("--"):
                 self.set("docker." + o.flag[2:].replace("-", "_"), o.value, self.command_line)
+        if cmd.docker is not None:  # the image's tag beats inferring the release from server_args fields
+            from sglang_doctor.launch.version_infer import version_from_image
+
+            self.set("sglang.version", version_from_image(cmd.docker.image), self.command_line,
+                     "from the docker image's tag", overwrite=False)
         self.set("launch.kind", cmd.kind, self.command_line)  # server, router or router-server
         from sglang_doctor.launch.launch_env import launch_env
 
@@ -236,14 +254,12 @@ class Context:
 
         Facts the log already gave (it shows what the process really saw) are not overwritten.
         """
-        from sglang_doctor.launch import launch_env as launch_env_mod
-
         for name, var in env.vars.items():
             note = f"from the launch command ({var.source})"
             known = var.is_set and var.value is not None
             self.set(f"env_set.{name}", var.is_set, line, None if known else note, overwrite=False)
             if known:
-                self.set(f"env.{name}", launch_env_mod.shown_value(name, var.value), line, note, overwrite=False)
+                self.set(f"env.{name}", var.value, line, note, overwrite=False)
         if env.env_files:
             self.set("launch.env_file", ", ".join(env.env_files), line, overwrite=False)
 
@@ -284,6 +300,7 @@ class Context:
                 self.set("server.time_to_ready_s", round(delta.total_seconds(), 1), ready.line)
             except ValueError:
                 pass
+        self.crash.finish(self)
         # A version stated nowhere can be bounded by the fields the server_args line has.
         if "sglang.version" not in self.facts and sa:
             from sglang_doctor.launch.version_infer import infer_version
@@ -330,12 +347,7 @@ def _typed(value: str | None) -> Any:
     return value
 
 
-def _ts(s: str) -> datetime:
-    # (fromisoformat, not strptime: it takes this exact shape, and strptime imports ~2 ms of modules)
-    head = s.replace("T", " ")[:19]
-    if len(head) != 19 or head[10] != " ":
-        raise ValueError(f"not a timestamp: {s!r}")
-    return datetime.fromisoformat(head)
+
 
 
 # --- extractors: (literal that must be in the message, regex, handler) -------------------
@@ -602,17 +614,13 @@ def _env_deprecated(ctx: Context, m: re.Match[str], rec: Record) -> None:
 
 @extractor("Invalid value for", r'Invalid value for (?P<name>[A-Za-z_][A-Za-z0-9_]*): "(?P<value>[^"\n]*)" is not a valid (?:boolean|integer|float) value')
 def _env_invalid(ctx: Context, m: re.Match[str], rec: Record) -> None:
-    from sglang_doctor.launch.launch_env import shown_value
-
     ctx.set(f"env_set.{m['name']}", True, rec.start, "SGLang rejected its value", overwrite=False)
-    ctx.set(f"env.{m['name']}", shown_value(m["name"], m["value"]), rec.start, "SGLang rejected it and used the default",
+    ctx.set(f"env.{m['name']}", m["value"], rec.start, "SGLang rejected it and used the default",
             overwrite=False)
 
 
 @extractor("set by environment to", r"\b(?P<name>NCCL_[A-Z0-9_]+) set by environment to (?P<value>[^\s]*)")
 def _env_nccl(ctx: Context, m: re.Match[str], rec: Record) -> None:
-    from sglang_doctor.launch.launch_env import shown_value
-
     value = m["value"][:-1] if m["value"].endswith(".") else m["value"]  # some NCCL releases end the line with '.'
     ctx.set(f"env_set.{m['name']}", True, rec.start, "NCCL echoed it", overwrite=False)
-    ctx.set(f"env.{m['name']}", shown_value(m["name"], value), rec.start, "NCCL echoed it", overwrite=False)
+    ctx.set(f"env.{m['name']}", value, rec.start, "NCCL echoed it", overwrite=False)

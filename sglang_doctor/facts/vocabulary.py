@@ -90,6 +90,25 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("server.ready_ts", "time", "when it did", "the ready line's header"),
     FactSpec("server.time_to_ready_s", "seconds", "from the first logged line to ready", "the first header and the ready line"),
     FactSpec("exception.first", "str", "the first exception line in the log", "any exception line or traceback"),
+    FactSpec("crash.evidence", "str", "the signs that the launch failed, in words",
+             "facts/crash.py: a traceback, `Scheduler hit an exception`, SIGQUIT, a process tree killed with its "
+             "parent, a non-zero exit, a watchdog dump, a failed warm-up, an exception line, a native crash, a stall "
+             "in CUDA graph capture or weight loading"),
+    FactSpec("crash.kind", "str", "the most telling sign's kind (traceback, exit, hang, warmup, …)", "facts/crash.py"),
+    FactSpec("crash.stops", "str", "where the log stops (`The traceback is cut after frame f in sglang/srt/x.py:12: "
+             "paste the rest of it`)", "facts/crash.py"),
+    FactSpec("crash.known", "str", "what the log says about the launch (release, GPU, model, TP, attention backend)",
+             "facts/crash.py"),
+    FactSpec("crash.exception_first", "str", "the failing traceback's first exception", "the failing traceback"),
+    FactSpec("crash.exception_last", "str", "the last exception of its chain, when different", "the failing traceback"),
+    FactSpec("crash.sglang_frame", "str", "its deepest SGLang frame", "the failing traceback"),
+    FactSpec("crash.subsystem_id", "str", "the subsystem the traceback points at (id in `data/subsystems.yaml`)",
+             "registry/subsystems.py on the traceback's frames and exceptions"),
+    FactSpec("crash.subsystem", "str", "that subsystem's name", "registry/subsystems.py"),
+    FactSpec("crash.subsystem_why", "str", "why its switches isolate it", "data/subsystems.yaml"),
+    FactSpec("crash.subsystem_where", "str", "the frame (or exception) that shows it", "the failing traceback"),
+    FactSpec("crash.subsystems", "str", "every subsystem the traceback passes through, comma-separated", "registry/subsystems.py"),
+    FactSpec("crash.isolated", "str", "the subsystems the isolating switches take out", "data/subsystems.yaml"),
 )
 
 # Names that are not facts but mean the same in every rule.

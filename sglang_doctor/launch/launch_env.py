@@ -13,8 +13,9 @@ A compose / Kubernetes service's `environment:` / `env:` arrive as `export` stat
 front of its command (command.extract_command writes them). What the log says about the
 environment (context.py's extractors) wins over all of this.
 
-Values are never expanded: `$HF_TOKEN` stays a reference. Secret-named values are kept
-only as `<redacted>` so no fact can carry a token into a report.
+Values are never expanded: `$HF_TOKEN` stays a reference. Values are kept as the command has
+them, secrets too: the report is redacted as a whole before anything is written
+(policy/redact.py, the one definition of what is secret).
 """
 
 from __future__ import annotations
@@ -29,27 +30,10 @@ from sglang_doctor.launch.shell import basename, pythonish
 if TYPE_CHECKING:
     from sglang_doctor.launch.command import LaunchCommand
 
-REDACTED = "<redacted>"
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", re.S)
-# A name part that marks a secret: HF_TOKEN, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, DB_PASSWD.
-# (The same names redact.py masks in any text.)
-_SECRET_NAME_RE = re.compile(r"(?:^|_)[A-Z0-9]*(?:TOKEN|SECRET|PASSWORD|PASSWD)(?:_|$)|(?:^|_)API_KEY(?:_|$)", re.I)
-_VAR_REF_RE = re.compile(r"\$(?:[A-Za-z_]\w*|\{[A-Za-z_]\w*\})\Z")
 _STATEMENTS = {"export", "unset", "declare", "typeset", "set", "source", "."}
-
-
-def secret_name(name: str) -> bool:
-    """A variable whose value must not be shown (tokens, API keys, passwords)."""
-    return bool(_SECRET_NAME_RE.search(name))
-
-
-def shown_value(name: str, value: str | None) -> str | None:
-    """The value as a fact may hold it: a literal secret becomes <redacted>, a $REF stays."""
-    if value and secret_name(name) and not _VAR_REF_RE.match(value):
-        return REDACTED
-    return value
 
 
 @dataclass(frozen=True, slots=True)

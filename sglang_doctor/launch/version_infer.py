@@ -1,10 +1,23 @@
-"""Bound the SGLang release from the fields a server_args line prints.
+"""The SGLang release a launch runs, when no log line states it: the docker image's tag
+(`lmsysorg/sglang:v0.5.14-cu129`), else bounded by the fields a server_args line prints.
 
 Each release adds and removes ServerArgs fields; the releases whose flag set contains
 every field the log shows (as `--field-name`) are the candidates.
 """
 
 from __future__ import annotations
+
+import re
+
+# SGLang's images: lmsysorg/sglang:v0.5.14, :v0.5.5.post3-cu126, :v0.5.14-rocm700-mi30x (a mirror's
+# registry or namespace in front of it too).
+_IMAGE_TAG = re.compile(r"(?:^|/)sglang:v?(?P<v>\d+\.\d+\.\d+(?:\.post\d+|rc\d+)?)(?![\w.])")
+
+
+def version_from_image(image: str) -> str | None:
+    """The release an SGLang docker image's tag names, or None (`latest`, `dev`, another image)."""
+    m = _IMAGE_TAG.search(image.split("@", 1)[0])
+    return m["v"] if m else None
 
 
 def infer_version(fields: set[str]) -> tuple[str, str] | None:

@@ -110,6 +110,28 @@ class Follower:
         """Nothing arrived for a while: a pending traceback is as complete as it gets."""
         self.analysis.flush()
         self._report_new(settled=True)
+        self._crash_net()
+
+    def _crash_net(self) -> None:
+        """The stream paused with signs of a failure that no rule has explained yet: the last-resort
+        checks (the crash net reads facts, not records) say so now rather than at the end."""
+        if self.root is not None:
+            return
+        from sglang_doctor.engine.analyze import Hit, RuleHits
+        from sglang_doctor.engine.checks import CHECKS
+
+        ctx = self.analysis.ctx
+        for rule in self.matcher.checks:
+            if not rule.last_resort or rule.id in self.emitted:
+                continue
+            ctx.finish()
+            found = CHECKS[rule.match.check](ctx)  # type: ignore[index]
+            if not found:
+                continue
+            f = build_finding(RuleHits(rule, [Hit(h.line, h.text, h.captures, "") for h in found[:1]], 1), ctx, 0)
+            if f is not None:
+                self.emitted[rule.id] = f
+                self.emit(f)
 
     def _report_new(self, settled: bool = False) -> None:
         """`settled`: the stream paused, no notice can still follow a traceback."""

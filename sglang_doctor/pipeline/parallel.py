@@ -3,8 +3,8 @@
 The analysis of one file is single-threaded Python (the GIL also serialises the scanner's
 callbacks), so a run over many saved logs — the pre-commit and CI case — spreads its files
 over processes. Results come back in input order, so the report is the one a sequential run
-gives. Used only where it pays: two or more files adding up to MIN_PARALLEL_BYTES, no
-`--why` trace, no progress bar; `--jobs` overrides the choice.
+gives. Used only where it pays: two or more files adding up to MIN_PARALLEL_BYTES, idle cores
+(idle_cores), no `--why` trace, no progress bar; `--jobs` overrides the choice.
 """
 
 from __future__ import annotations
@@ -16,9 +16,13 @@ from typing import Any, Iterator
 from sglang_doctor.engine.prefilter import ScannerCache
 from sglang_doctor.engine.analyze import Matcher, analyze_chunks
 from sglang_doctor.read.reader import InputError, iter_chunks, open_input
+from sglang_doctor.facts.input_notes import input_warnings, is_empty
 from sglang_doctor.engine.rules import Rule
 
-MIN_PARALLEL_BYTES = 64 * 1024 * 1024  # below this, starting workers costs more than it saves
+# Below this, starting workers costs more than it saves. Measured (medians of 5 alternating runs,
+# bench/genlog.py logs, this project's 2-core machine under a load average of ~10): two 100 MB
+# logs -j 1 3.8 s, -j 2 4.7 s; two 500 MB logs 17.3 s and 17.0 s; 200 logs of 1 MB 8.7 s and 9.1 s.
+MIN_PARALLEL_BYTES = 512 * 1024 * 1024
 MAX_AUTO_JOBS = 8
 POLL_S = 0.1  # how often the parent looks for a Ctrl-C while it waits
 # fork shares the loaded rules for free; elsewhere (macOS, Windows) fork is unsafe or absent.
@@ -28,9 +32,10 @@ Outcome = tuple[int, "InputResult | None", "str | None"]  # (input index, result
 
 
 def auto_jobs(names: list[str]) -> int:
-    """How many workers a run over `names` should use when the user did not say."""
+    """How many workers a run over `names` should use when the user did not say: one per idle core
+    for two or more files adding up to MIN_PARALLEL_BYTES, else none."""
     files = [n for n in names if n != "-"]
-    cores = os.cpu_count() or 1
+    cores = idle_cores()
     if len(files) < 2 or len(files) != len(names) or cores < 2:
         return 1
     total = 0
@@ -40,6 +45,17 @@ def auto_jobs(names: list[str]) -> int:
         except OSError:
             pass  # the worker reports it
     return min(cores, len(files), MAX_AUTO_JOBS) if total >= MIN_PARALLEL_BYTES else 1
+
+
+def idle_cores() -> int:
+    """Cores not busy with other work, by the last minute's load average (a CI runner running other
+    jobs has none to spare: workers there only add their start-up to the run)."""
+    cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):  # no load average (Windows)
+        return cores
+    return max(1, min(cores, int(cores - load + 0.5)))
 
 
 _WORKER: tuple[Matcher, Any, str | None] | None = None
@@ -60,7 +76,11 @@ def _analyze_file(index: int, name: str) -> Outcome:
     try:
         stream = open_input(name)
         try:
-            return index, analyze_chunks(iter_chunks(stream), matcher, index, scanner, command), None
+            result = analyze_chunks(iter_chunks(stream), matcher, index, scanner, command)
+            result.warnings.extend(input_warnings(name, stream, result))
+            if is_empty(result):
+                return index, None, f"{name}: empty input (no log lines to diagnose)"
+            return index, result, None
         finally:
             stream.close()
     except InputError as e:

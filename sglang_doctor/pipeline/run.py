@@ -19,6 +19,7 @@ from sglang_doctor.engine.analyze import InputResult, Matcher, analyze_chunks
 from sglang_doctor.pipeline.units import Unit, group_units
 from sglang_doctor.model import Finding, InputInfo, LaunchInfo, Report
 from sglang_doctor.read.reader import InputError, display_name, iter_chunks, open_input
+from sglang_doctor.facts.input_notes import input_warnings, is_empty
 from sglang_doctor.policy.redact import redact_report
 from sglang_doctor.engine.rules import Rule
 
@@ -101,7 +102,7 @@ def diagnose(names: list[str], rules: list[Rule], options: Options | None = None
         infos.append(info)
         if result is None:
             info.error = error
-            errors.append(error if name in str(error) else f"{name}: {error}")
+            errors.append(error if name in str(error) or info.name in str(error) else f"{name}: {error}")
             continue
         info.lines, info.bytes = result.lines, result.bytes
         results.append(result)
@@ -250,12 +251,17 @@ def _outcomes(names: list[str], rules: list[Rule], options: Options, texts: dict
             try:
                 tick = progress.start(display_name(name), stream) if progress is not None and not texts else None
                 chunks = iter_chunks(stream) if options.interrupt is None else options.interrupt.wrap(iter_chunks(stream))
-                result = analyze_chunks(chunks, matcher, index, scanner, options.command, tick)
+                result = analyze_chunks(chunks, matcher, index, scanner, options.command, tick,
+                                        pasted=bool(texts and name in texts))
+                result.warnings.extend(input_warnings(name, stream, result))
             finally:
                 if name != "-":
                     stream.close()
         except InputError as e:
             yield index, None, str(e)
+            continue
+        if is_empty(result):
+            yield index, None, f"{display_name(name)}: empty input (no log lines to diagnose)"
             continue
         yield index, result, None
         if options.interrupt is not None and options.interrupt.requested:

@@ -6,12 +6,15 @@ except the logs of ONE deployment (one per node or rank): those are merged, so t
 one node explains the timeouts on the others (engine.attribution). Two single-launch inputs
 belong to one deployment when nothing they state disagrees: their server_args are the same
 apart from the fields that differ per node, and, when either lacks a server_args line, their
-timestamps overlap (logs without times cannot be placed side by side, so they stay apart).
+timestamps overlap or lie within the NCCL watchdog's default timeout of each other (a peer's
+collective fails up to that long after a node died; logs without times cannot be placed side by
+side, so they stay apart).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sglang_doctor.engine.analyze import InputResult, LaunchResult
@@ -45,6 +48,19 @@ def _window(la: LaunchResult) -> tuple[str, str] | None:
     return (min(times), max(times)) if times else None
 
 
+# PyTorch's default NCCL collective timeout (10 min) plus a margin: how long after one node's crash
+# another node's aborted collective may be logged.
+PEER_DELAY_S = 660
+
+
+def _gap_s(a: str, b: str) -> float:
+    """Seconds from ISO time `a` to the later `b` (0 when they cannot be read)."""
+    try:
+        return (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()
+    except ValueError:
+        return 0.0
+
+
 def _deployment_key(server_args: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((k, repr(v)) for k, v in server_args.items() if k not in PER_NODE_FIELDS))
 
@@ -54,7 +70,9 @@ def same_deployment(a: LaunchResult, b: LaunchResult) -> bool:
     if sa and sb:
         return _deployment_key(sa) == _deployment_key(sb)
     wa, wb = _window(a), _window(b)
-    if wa is None or wb is None or wa[1] < wb[0] or wb[1] < wa[0]:
+    if wa is None or wb is None:
+        return False
+    if (wa[1] < wb[0] and _gap_s(wa[1], wb[0]) > PEER_DELAY_S) or (wb[1] < wa[0] and _gap_s(wb[1], wa[0]) > PEER_DELAY_S):
         return False
     ma, mb = a.context.get("model.arch"), b.context.get("model.arch")
     return not (ma and mb and ma != mb)

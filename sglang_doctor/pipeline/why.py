@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from sglang_doctor.policy.redact import redact_text
+from sglang_doctor.policy.redact import PLACEHOLDER, redact_text, secret_value
 
 MAX_VALUE_CHARS = 80
 
@@ -47,8 +47,10 @@ class WhyTrace:
             self.inputs[-1].hits[rule_hits.rule.id] = rule_hits
 
 
-def _show(v: Any) -> str:
+def _show(v: Any, name: str = "") -> str:
     # Redacted before it is cut, so a cut can never leave a secret too short to recognise.
+    if secret_value(name, v):
+        return PLACEHOLDER
     s = redact_text(repr(v) if isinstance(v, str) else str(v))
     return s if len(s) <= MAX_VALUE_CHARS else s[:MAX_VALUE_CHARS] + "…"
 
@@ -87,11 +89,11 @@ def describe_condition(cond: Any, names: dict[str, Any]) -> tuple[bool, str]:
         _, text = describe_condition(cond.not_, names)
         return held, f"not ({text})"
     if cond.op == "expr":
-        used = [f"{n} = {_show(names[n])}" for n in _expr_names(str(cond.value)) if names.get(n) is not None]
+        used = [f"{n} = {_show(names[n], n)}" for n in _expr_names(str(cond.value)) if names.get(n) is not None]
         return held, f"expr {cond.value}" + (f" [{', '.join(used)}]" if used else "")
     fact = cond.fact
     present = fact in names and names[fact] is not None
-    actual = f"{fact} = {_show(names[fact])}" if present else f"{fact} not in the log"
+    actual = f"{fact} = {_show(names[fact], fact)}" if present else f"{fact} not in the log"
     want = "" if cond.op in ("exists", "missing") else f" {_show(cond.value)}"
     return held, f"{fact} {cond.op}{want} [{actual}]"
 

@@ -76,13 +76,22 @@ def _has_tool_table(path: Path) -> bool:
     tomllib = _toml()
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return False
+    except tomllib.TOMLDecodeError as e:  # it names our table but cannot be read: say so, never skip it
+        raise _toml_error(path, e) from None
     return isinstance(data.get("tool"), dict) and TOOL_TABLE in data["tool"]
 
 
+def _toml_error(path: Path, e: Exception) -> ConfigError:
+    """`pyproject.toml:3: invalid TOML: …` (the parser says `at line 3, column 10`)."""
+    m = re.search(r"at line (\d+)", str(e))
+    return ConfigError(f"{path}{':' + m[1] if m else ''}: invalid TOML: {e}")
+
+
 def find_config(start: Path | None = None) -> Path | None:
-    """The nearest config file from `start` (default: the cwd) up to the filesystem root."""
+    """The nearest config file from `start` (default: the cwd) up to the filesystem root.
+
+    Raises ConfigError for a pyproject.toml that names `tool.sglang-doctor` but is not valid TOML.
+    """
     here = (start or Path.cwd()).resolve()
     for d in (here, *here.parents):
         y = d / YAML_NAME
@@ -103,7 +112,7 @@ def _read_table(path: Path) -> dict[str, Any]:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"{path}: invalid TOML: {e}") from None
+            raise _toml_error(path, e) from None
         tool = data.get("tool")
         if not isinstance(tool, dict) or TOOL_TABLE not in tool:
             raise ConfigError(f"{path}: no [tool.{TOOL_TABLE}] table")

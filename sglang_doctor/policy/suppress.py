@@ -200,6 +200,7 @@ class Suppressor:
     suppressed: list[Suppressed] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     written: int | None = None  # entries written to write_path
+    known: set[str] = field(default_factory=set)  # every rule id and code (empty: names are not checked)
 
     def hides(self, f: Finding, name: str, path: str) -> bool:
         """Whether `filter` would take this finding out (no record kept): what --follow streams."""
@@ -215,6 +216,8 @@ class Suppressor:
         """The findings left once baselined and inline-ignored ones are taken out (recorded in
         `suppressed`); names[i] / paths[i]: how input i is shown / where it was read from."""
         ignores = {i: inline_ignores(read_head(p)) for i, p in enumerate(paths)}
+        for i, ign in ignores.items():
+            self._check_names(paths[i], ign)
 
         def input_of(f: Finding) -> tuple[int, str]:
             idx = f.evidence[0].input if f.evidence else 0
@@ -251,6 +254,17 @@ class Suppressor:
                                      f"{input_key(name)} expired on {old.expires}; the finding is reported again")
             remaining.append(f)
         return remaining
+
+    def _check_names(self, path: str, ignored: set[str] | None) -> None:
+        """An inline ignore naming no rule (a typo, a code cut short) hides nothing: say so."""
+        unknown = sorted((ignored or set()) - self.known - {"*"}) if self.known else []
+        for name in unknown:
+            import difflib
+
+            near = difflib.get_close_matches(name, sorted(self.known), n=1)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            self.warnings.append(f"{path}: `# sglang-doctor: ignore {name}` names no rule id or code, so it hides "
+                                 f"nothing{hint} (see `sglang-doctor rules list`)")
 
     def _write(self, findings: list[tuple[str, Finding]]) -> None:
         assert self.write_path is not None

@@ -37,10 +37,20 @@ _DOCKER_TS = re.compile(r"^(?:(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICA
 _COMPOSE = re.compile(r"^[\w.-]{1,64}\s+\| ")
 # kubectl logs --prefix: "[pod/name/container] "
 _KUBECTL = re.compile(r"^\[pod/[^\]\s]+\] ")
-# Ray: "(SchedulerActor pid=123) " or "(pid=123, ip=10.0.0.1) "
-_RAY = re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[^)]*)?\) ")
-# A log quoted in an issue comment: Markdown's "> " (nested: "> > ") before every line.
-_QUOTE = re.compile(r"^(?:> ?)+(?=\S)")
+# Ray: "(SchedulerActor pid=123) ", "(WorkerDict pid=209740, ip=10.0.0.2) ", "(pid=123, ip=10.0.0.1) " (the shape
+# SGLang's own debug_utils/log_parser.py peels), also with the colour codes of a paste that lost its ESC
+# bytes ("[36m(SGLangWorker pid=38138)[0m ").
+_RAY = re.compile(r"^(?:\[[\d;]{0,12}m)*\((?:[\w.:-]+ )?pid=\d+(?:,\s*ip=[^)]*)?\)(?:\[[\d;]{0,12}m)*(?: |$)")
+# Ray's log deduplication appends this to a line it printed once for several workers.
+_RAY_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
+# journald (journalctl's default short format, and short-iso / short-precise): "Mar 03 10:00:00 host python3[123]: ",
+# also without the host field ("Mar 18 11:23:46 unit-name[4711]: "), and "2025-03-03T10:00:00+0000 host python3[123]: ".
+_JOURNALD = re.compile(r"^(?:[A-Z][a-z]{2} [ 0-3]?\d \d{2}:\d{2}:\d{2}(?:\.\d+)?|"
+                       r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?) "
+                       r"(?:[\w.-]{1,64} )?[\w.@:/-]{1,64}\[\d+\]: ")
+# A log quoted in an issue comment: Markdown's "> " (nested: "> > ") before every line; what follows
+# keeps its own indentation (`>   File "…"` is an indented frame).
+_QUOTE = re.compile(r"^(?:> ?)+(?=.)")
 
 
 class Line(NamedTuple):
@@ -85,13 +95,15 @@ def clean(text: str) -> str:
         parts = [p for p in text.split("\r") if p.strip()]
         text = parts[-1] if parts else ""
     text = _CONTROL.sub("", text)
-    # Prefixes can stack (compose + docker timestamps), peel until none applies.
-    for _ in range(3):
-        m = (_DOCKER_TS.match(text) or _COMPOSE.match(text) or _KUBECTL.match(text) or _RAY.match(text)
-             or (_QUOTE.match(text) if text[:1] == ">" else None))
+    # Prefixes can stack (compose + docker timestamps, kubectl --prefix + --timestamps), peel until none applies.
+    for _ in range(4):
+        m = (_JOURNALD.match(text) or _DOCKER_TS.match(text) or _COMPOSE.match(text) or _KUBECTL.match(text)
+             or _RAY.match(text) or (_QUOTE.match(text) if text[:1] == ">" else None))
         if not m:
             break
         text = text[m.end():]
+    if text.endswith("cluster]") and "[repeated " in text:
+        text = _RAY_REPEATED.sub("", text)
     head = text[:1]
     if head == " ":  # (a fence indented under a list item)
         head = text.lstrip()[:1]
@@ -101,29 +113,35 @@ def clean(text: str) -> str:
 
 
 def _open_binary(path: str) -> BinaryIO:
+    """The input's bytes, decompressed when its first bytes say gzip/bzip2/xz/zstd (stdin too)."""
+    from sglang_doctor.read.decompress import DecompressError, decompressing
+
     if path == "-":
-        return sys.stdin.buffer
-    p = Path(path)
-    if p.is_dir():
-        import os
+        fh: BinaryIO = sys.stdin.buffer
+    else:
+        p = Path(path)
+        if p.is_dir():
+            import os
 
-        if not os.access(p, os.R_OK | os.X_OK):
-            raise InputError(f"{path}: permission denied")
-        raise InputError(f"{path}: is a directory without *.log or *.log.gz files")
+            if not os.access(p, os.R_OK | os.X_OK):
+                raise InputError(f"{path}: permission denied")
+            raise InputError(f"{path}: is a directory without log files (*.log, *.log.N, *.txt, compressed or not)")
+        try:
+            fh = open(p, "rb")
+        except FileNotFoundError:
+            raise InputError(f"{path}: no such file") from None
+        except PermissionError:
+            raise InputError(f"{path}: permission denied") from None
+        except OSError as e:
+            raise InputError(f"{path}: {e.strerror or e}") from None
     try:
-        fh: BinaryIO = open(p, "rb")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except PermissionError:
-        raise InputError(f"{path}: permission denied") from None
-    except OSError as e:
-        raise InputError(f"{path}: {e.strerror or e}") from None
-    head = fh.peek(2)[:2] if hasattr(fh, "peek") else b""
-    if head == b"\x1f\x8b":
-        import gzip
-
-        return gzip.GzipFile(fileobj=fh)  # type: ignore[return-value]
-    return fh
+        return decompressing(fh)
+    except DecompressError as e:
+        if fh is not sys.stdin.buffer:
+            fh.close()
+        raise InputError(f"{display_name(path)}: {e}") from None
+    except OSError as e:  # peeking a pipe or a special file
+        raise InputError(f"{display_name(path)}: {e.strerror or e}") from None
 
 
 _BOMS_UTF16 = (b"\xff\xfe", b"\xfe\xff")
@@ -265,6 +283,15 @@ def iter_lines_from_binary(stream: BinaryIO) -> Iterator[Line]:
     """Decode a byte stream chunk by chunk into cleaned, numbered lines."""
     for first, chunk in iter_chunks(stream):
         yield from lines_of_chunk(first, chunk)
+
+
+# Log files in a directory: `x.log`, rotated `x.log.1`, `x.txt`, each also compressed.
+_LOG_NAME = re.compile(r".+\.(?:log(?:\.\d+)?|txt)(?:\.(?:gz|bz2|xz|zst))?$")
+
+
+def log_files(directory: Path) -> list[Path]:
+    """The log files under a directory (walked), in name order."""
+    return sorted(x for x in directory.rglob("*") if x.is_file() and _LOG_NAME.fullmatch(x.name))
 
 
 def display_name(path: str) -> str:

@@ -12,11 +12,14 @@ buffered, and it is bounded in size.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Iterable, Iterator, NamedTuple
 
 import re
 
+from sglang_doctor.read.flattened import split_flattened
 from sglang_doctor.read.reader import Line
+from sglang_doctor.read.request_log import is_request_echo
 
 # Header of SGLang's logger, all releases (see the log anatomy): time, optional ms, rank
 # tags. The leading "[" may be lost when a user cut the line when pasting.
@@ -107,6 +110,71 @@ class Record:
     def exception(self) -> str:
         """The last exception line of the chain (what Python printed last)."""
         return self.exceptions[-1] if self.exceptions else ""
+
+    def joined(self) -> str | None:
+        """The exception message with its wrapped lines joined (a message a terminal or a web page
+        wrapped over several lines); None when no message spans lines. Rules whose pattern finds no
+        match in the record as printed are tried on it."""
+        if self.kind == "traceback":
+            if not any("\n" in e for e in self.exceptions):
+                return None
+            joined = "\n".join(join_wrapped(e.split("\n")) for e in self.exceptions)
+            return joined if joined != "\n".join(self.exceptions) else None
+        if len(self.lines) > 1 and _LONE_EXC_LINE.match(self.message.strip()):
+            joined = join_wrapped(self.text.split("\n"))
+            return joined if joined != self.text else None
+        return None
+
+
+# Request logging (--log-requests) echoes users' prompts and the model's answers into the log; their
+# text is user data, never a diagnostic, whatever error messages it quotes.
+REQUEST_ECHO = ("Receive: obj=", "Finish: obj=")
+
+
+def parse_ts(s: str) -> datetime:
+    """A log time (`2025-01-01 10:00:00`, `2025-01-01T10:00:00.5`) to the second."""
+    # (fromisoformat, not strptime: it takes this exact shape, and strptime imports ~2 ms of modules)
+    head = s.replace("T", " ")[:19]
+    if len(head) != 19 or head[10] != " ":
+        raise ValueError(f"not a timestamp: {s!r}")
+    return datetime.fromisoformat(head)
+
+
+# Terminal widths at which a wrapped line was cut mid-word (joined without a space).
+_TERMINAL_WIDTHS = frozenset((80, 100, 120, 132, 160, 200))
+
+
+def join_wrapped(lines: list[str]) -> str:
+    """Lines of one message with the wrapped ones joined: a space between a line that broke off and
+    its continuation, none where a terminal cut a word; other line breaks stay."""
+    out = lines[0].rstrip()
+    for prev, ln in zip(lines, lines[1:]):
+        piece = ln.strip()
+        if not piece:
+            out += "\n"
+            continue
+        if not _wraps(prev, piece):
+            out += "\n" + piece
+            continue
+        hard = len(prev) in _TERMINAL_WIDTHS and not prev.endswith(" ") and prev[-1:].isalnum() and piece[:1].isalnum()
+        out += piece if hard else " " + piece
+    return out
+
+
+WRAPPED_MIN_CHARS = 60  # a line a terminal or page wrapped is at least this long
+
+
+def _wraps(prev: str, text: str) -> bool:
+    """`text`, flush left, continues the exception message on the line above it: the message breaks
+    off mid-sentence (no closing punctuation) and `text` goes on in lower case, as a line wrapped by a
+    terminal or a web page does."""
+    if prev[:1].isspace() or prev.startswith(_CONTINUATION_STARTS) or _PATH_LINE.match(prev):
+        return False  # the message is over: a backtrace or a location follows it
+    prev = prev.rstrip()
+    end = prev[-1:]
+    # (a short line that ends without a comma is a message of its own, not one a width cut)
+    broken = end in (",", "(", "-") or (len(prev) >= WRAPPED_MIN_CHARS and end not in ".!?:;)")
+    return broken and text[:1].islower() and frame_of(text) is None and not _LONE_EXC_LINE.match(text)
 
 
 class Header(NamedTuple):
@@ -253,10 +321,26 @@ class Segmenter:
                     rec.exceptions.append(op.prelude)
         return rec
 
+    def _drop_request_echo(self) -> list[Record]:
+        """A logged request or response (request_log.py) is data, never a record: it ends the
+        open record, like any logged line, and is dropped."""
+        self._last_exc = ""
+        return self.finish()
+
     def finish(self) -> list[Record]:
         return [self._close()] if self._open is not None else []
 
     def feed(self, line: Line) -> list[Record]:
+        pieces = split_flattened(line.text) if len(line.text) > 60 else None
+        if pieces is None:
+            return self._feed_one(line)
+        # A flattened paste: each record it holds is fed as the line it was (same line number).
+        out: list[Record] = []
+        for piece in pieces:
+            out.extend(self._feed_one(Line(line.number, piece)))
+        return out
+
+    def _feed_one(self, line: Line) -> list[Record]:
         out: list[Record] = []
         text = line.text
         tag = ""
@@ -264,12 +348,16 @@ class Segmenter:
         special = False  # a header-less line that may open a record
         if header is not None:
             body = header.message
+            if is_request_echo(body):
+                return self._drop_request_echo()
             if self._open is None and _TRACEBACK_START not in body:
                 # The common case, a logged line between records (kept inline: it is most lines).
                 self._last_exc = ""
                 return [Record("line", [line], header.ts, header.rank, body)]
         else:
             body = text
+            if is_request_echo(text):
+                return self._drop_request_echo()
             if text.startswith(_OPENERS):
                 special = True
                 m = _RANK_PREFIX.match(text)  # (a tagged line is never a header: peeled, the rest may be one)
@@ -285,7 +373,8 @@ class Segmenter:
                 out.append(Record("line", [line], header.ts if header else None, header.rank if header else "", body))
                 return out
             if op.state == "bare":
-                if header is None and len(op.record.lines) < MAX_RECORD_LINES and _continues_bare(text):
+                if header is None and len(op.record.lines) < MAX_RECORD_LINES and (
+                        _continues_bare(text) or _wraps(op.record.lines[-1].text, text)):
                     op.add(line, text)
                     return out
                 out.append(self._close())

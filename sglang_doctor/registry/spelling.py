@@ -242,3 +242,39 @@ def in_range(version: str, spec: str) -> bool:
         inside = flags.releases_in_range(f"{rels[0]}-{rels[1]}")
         return any(r in wanted for r in inside)
     return rels[0] in wanted
+
+
+def _expand_braces(text: str) -> list[str]:
+    """`--cuda-graph-backend-{decode,prefill}=disabled` → both flags' `=disabled` forms."""
+    i, j = text.find("{"), text.find("}")
+    if i < 0 or j < i:
+        return [text]
+    return [out for alt in text[i + 1:j].split(",") for out in _expand_braces(text[:i] + alt.strip() + text[j + 1:])]
+
+
+def current_spelling(flag: str, release: str | None) -> list[tuple[str, str | None]]:
+    """How `release` says a switch without its deprecated spelling: [(flag, value)], [] when it has none.
+
+    A deprecated switch whose hint spells the replacement with a value (`--disable-cuda-graph` →
+    `--cuda-graph-backend-{decode,prefill}=disabled` in 0.5.14+) becomes those flags and values; other
+    flags are spelled as `spell` does. With no release known, the flag as written.
+    """
+    if release is None:
+        return [(flag, None)]
+    spec = flags.resolve(flag, release, allow_abbrev=False)
+    if spec is not None and spec.deprecated and spec.hint and spec.hint.startswith("--"):
+        out: list[tuple[str, str | None]] = []
+        for part in _expand_braces(spec.hint):
+            name, sep, value = part.replace(" ", "=", 1).partition("=")
+            if flags.flag_exists(name, release, allow_abbrev=False):
+                out.append((name, value.strip() or None if sep else None))
+        if out:
+            return out
+    if spec is None:
+        # gone from this release: its replacement, with the value the deprecation record gives
+        new = spell(flag, release)
+        if new is None:
+            return []
+        return [(new, value_for(flag, new) if new != flag else None)]
+    new = spell(flag, release)
+    return [(new, None)] if new else []

@@ -17,6 +17,7 @@ import re
 
 from sglang_doctor.model import Finding, Report
 from sglang_doctor.model import fails
+from sglang_doctor.report.common import evidence_groups, where
 from sglang_doctor.report.fixes import fix_lines
 
 # Characters XML 1.0 cannot carry at all, even escaped.
@@ -29,9 +30,10 @@ def _x(s: str) -> str:
 
 def _body(report: Report, f: Finding) -> str:
     lines = [f"{f.severity} {f.code} {f.title}  [{f.rule}]"]
-    for ev in f.evidence:
-        name = report.inputs[ev.input].name if ev.input < len(report.inputs) else "?"
-        lines.append(f"  {name}:{ev.line} | {ev.text.strip()}")
+    names = [i.name for i in report.inputs]
+    for group in evidence_groups(f.evidence):
+        times = f" ({len(group)}×)" if len(group) > 1 else ""
+        lines.append(f"  {where(group[0], names)}{times} | {group[0].text.strip()}")
     if f.explanation:
         lines += ["", f.explanation]
     lines += fix_lines(f.fixes)

@@ -15,7 +15,7 @@ import re
 
 from sglang_doctor.model import Finding, FixOut, Report
 from sglang_doctor.policy.redact import redact_text
-from sglang_doctor.report.common import first_location, input_name, summary_line
+from sglang_doctor.report.common import evidence_groups, first_location, summary_line, where
 from sglang_doctor.report.fixes import describe_fix, fix_label
 
 MAX_CONTEXT_ROWS = 40
@@ -130,8 +130,9 @@ def render(report: Report, heading: str = "##") -> str:
     if report.corrected_command:
         out += ["### Corrected command", ""] + block(report.corrected_command, "shell") + [""]
     rows = _context_rows(report.context)
-    evidence = [(input_name(report, ev.input), ev.line, ev.text.strip()) for f in report.findings
-                for ev in f.evidence[:MAX_EVIDENCE_LINES]]
+    names = [i.name for i in report.inputs]
+    evidence = [(where(g[0], names), g[0].text.strip()) for f in report.findings
+                for g in evidence_groups(f.evidence)[:MAX_EVIDENCE_LINES]]
     if rows or evidence or report.context.get("command"):
         out += ["<details>", "<summary>Context read from the log, and the evidence lines</summary>", ""]
         if report.context.get("command"):
@@ -143,7 +144,7 @@ def render(report: Report, heading: str = "##") -> str:
                 out.append(f"| … | {len(rows) - MAX_CONTEXT_ROWS} more in `--format json` |")
             out.append("")
         if evidence:
-            out += ["Evidence:", ""] + block("\n".join(f"{n}:{ln}: {t}" for n, ln, t in evidence)) + [""]
+            out += ["Evidence:", ""] + block("\n".join(f"{loc}: {t}" for loc, t in evidence)) + [""]
         out += ["</details>", ""]
     out += [f"<sub>{text(report.tool.name)} {text(report.tool.version)}</sub>", ""]
     return "\n".join(out)

@@ -20,35 +20,20 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from sglang_doctor.model import Finding, Report, rule_page, to_json
+from sglang_doctor.model import COMMAND_LINE, Finding, Report, to_json
 from sglang_doctor.policy.suppress import finding_fingerprint
-from sglang_doctor.report.common import is_file_input
-from sglang_doctor.report.fixes import describe_fix
+from sglang_doctor.report.common import (DOCS_BASE_URL, DOCS_URL_ENV, REPO_URL, docs_base_url,  # noqa: F401
+                                         docs_path, is_file_input)  # (DOCS_*: part of this module's interface)
+from sglang_doctor.report.fixes import describe_fix, fix_label
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-# The project's repository; rule pages live under docs/rules/ there. DOCS_BASE_URL is what
-# a finding's `docs` path (docs/rules/<code>-<id>.md) is appended to for `helpUri`.
-# The environment variable SGLANG_DOCTOR_DOCS_URL replaces it (a fork, a mirror, a tag).
-REPO_URL = "https://github.com/sglang-doctor/sglang-doctor"
-DOCS_BASE_URL = REPO_URL + "/blob/main/"
-DOCS_URL_ENV = "SGLANG_DOCTOR_DOCS_URL"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 FINGERPRINT_KEY = "sglangDoctorEvidence/v1"
-
-
-def docs_base_url() -> str:
-    base = os.environ.get(DOCS_URL_ENV) or DOCS_BASE_URL
-    return base if base.endswith("/") else base + "/"
-
-
-def _docs_path(f: Finding) -> str:
-    return f.docs or rule_page(f.code, f.rule)
 
 
 def _artifact_location(name: str, cwd: Path) -> dict[str, Any]:
@@ -65,7 +50,7 @@ def _artifact_location(name: str, cwd: Path) -> dict[str, Any]:
 
 def _descriptor(f: Finding, rule: Any, base: str) -> dict[str, Any]:
     d: dict[str, Any] = {"id": f.code, "name": f.rule, "shortDescription": {"text": f.title},
-                         "helpUri": base + _docs_path(f)}
+                         "helpUri": base + docs_path(f)}
     sev = rule.severity if rule is not None else f.severity
     d["defaultConfiguration"] = {"level": LEVEL[sev]}
     if rule is not None:
@@ -77,12 +62,12 @@ def _descriptor(f: Finding, rule: Any, base: str) -> dict[str, Any]:
         if docs.wrong_when:
             text += ["", "When the fix is wrong: " + docs.wrong_when.strip()]
             md += ["", "### When the fix is wrong", "", docs.wrong_when.strip()]
-        md += ["", f"[Rule page]({base + _docs_path(f)})"]
+        md += ["", f"[Rule page]({base + docs_path(f)})"]
         d["help"] = {"text": "\n".join(text), "markdown": "\n".join(md)}
         d["properties"] = {"tags": ["sglang", rule.family], "sglang_versions": rule.versions}
     else:
         d["fullDescription"] = {"text": f.title}
-        d["help"] = {"text": f"{f.title}. See {base + _docs_path(f)}"}
+        d["help"] = {"text": f"{f.title}. See {base + docs_path(f)}"}
     return d
 
 
@@ -92,7 +77,7 @@ def _message(f: Finding) -> str:
     if f.explanation:
         blocks.append(f.explanation)
     if f.fixes:
-        blocks.append("\n".join(("Fix: " if i == 0 else "Or: ") + describe_fix(fx) for i, fx in enumerate(f.fixes)))
+        blocks.append("\n".join(f"{fix_label(i, fx).capitalize()}: " + describe_fix(fx) for i, fx in enumerate(f.fixes)))
     return "\n\n".join(blocks)
 
 
@@ -126,9 +111,10 @@ def sarif_log(report: Report, rules: list[Any] | None = None, cwd: Path | None =
             art_loc = dict(locations[ev.input]) if ev.input < len(locations) else {"uri": "stdin"}
             if ev.input < len(locations):
                 art_loc["index"] = ev.input
-            locs.append({"physicalLocation": {"artifactLocation": art_loc,
-                                              "region": {"startLine": max(1, ev.line),
-                                                         "snippet": {"text": ev.text}}}})
+            phys: dict[str, Any] = {"artifactLocation": art_loc}
+            if ev.line != COMMAND_LINE:  # (the launch command given with --cmd is no line of the log)
+                phys["region"] = {"startLine": ev.line, "snippet": {"text": ev.text}}
+            locs.append({"physicalLocation": phys})
         if locs:
             res["locations"] = locs[:1]
             if len(locs) > 1:

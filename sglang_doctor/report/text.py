@@ -1,22 +1,29 @@
-"""The default terminal report: findings, fixes, corrected command, startup summary.
+"""The default terminal report: the summary (counts and root cause) first, preflight's plan, then
+per launch its startup summary, one block per finding (its consequences folded into one line each
+under their root cause, the same evidence on several ranks on one line) and its corrected command,
+and last where to read more.
 
 Plain text when stdout is not a terminal or NO_COLOR is set (see ansi.py).
 """
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any, TextIO
 
-from sglang_doctor.model import Finding, Report
+from sglang_doctor.model import Finding, Report, line_name
 from sglang_doctor.report.ansi import Painter, terminal_width, wants_color
-from sglang_doctor.report.common import summary_line
+from sglang_doctor.report.common import (docs_base_url, docs_path, evidence_groups, input_tallies, root_cause,
+                                         summary_line, tally_line, where)
 from sglang_doctor.report.fixes import describe_fix, fix_label
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 SPARK = "▁▂▃▄▅▆▇█"
 MAX_EVIDENCE_SHOWN = 3
 MAX_EVIDENCE_CHARS = 220
+MAX_WIDTH = 110  # wider terminals still get lines one can read
+MAX_INPUT_LINES = 20  # inputs listed under the summary (a directory of logs: --statistics has them all)
 
 
 def sparkline(values: list[float], width: int = 40) -> str:
@@ -43,36 +50,103 @@ class _Out:
         self.out.write("".join(p if isinstance(p, str) else self.paint(*p) for p in parts) + "\n")
 
 
-def _finding(con: _Out, f: Finding, inputs: list[str], multi: bool) -> None:
-    con.print((f"{f.severity} ", _STYLE[f.severity]), (f"{f.code} ", "bold"), (f.title, "bold"),
-              (f"  [{f.rule}]", "dim"))
-    for ev in f.evidence[:MAX_EVIDENCE_SHOWN]:
-        name = inputs[ev.input] if ev.input < len(inputs) else "?"
-        loc = f"{name}:{ev.line}" if multi or name != "<stdin>" else f"line {ev.line}"
+def _wrapped(con: _Out, head: tuple[str, str], text: str, indent: int, width: int) -> None:
+    """`head` then `text`, wrapped to `width`; continuation lines start at column `indent`."""
+    lines = textwrap.wrap(text, max(width, len(head[0]) + 20), initial_indent=" " * len(head[0]),
+                          subsequent_indent=" " * indent, break_on_hyphens=False) or [""]
+    con.print(head, lines[0][len(head[0]):])
+    for ln in lines[1:]:
+        con.print(ln)
+
+
+def _ranks(ranks: list[str]) -> str:
+    """`TP0-TP7`, `TP0-TP2, TP5`: the ranks a line was logged on, runs of one kind collapsed."""
+    out: list[str] = []
+    run: list[tuple[str, int]] = []
+
+    def flush() -> None:
+        if run:
+            tag = run[0][0]
+            out.append(f"{tag}{run[0][1]}" + (f"-{tag.split()[-1]}{run[-1][1]}" if len(run) > 1 else ""))
+            run.clear()
+
+    for r in ranks:
+        m = _RANK.fullmatch(r)
+        if m is None:
+            flush()
+            out.append(r)
+            continue
+        tag, n = m[1], int(m[2])
+        if run and (run[-1][0] != tag or run[-1][1] + 1 != n):
+            flush()
+        run.append((tag, n))
+    flush()
+    return ", ".join(out)
+
+
+_RANK = re.compile(r"(.*?[A-Za-z_]+)(\d+)")  # "TP3" -> ("TP", 3); "DP0 TP3" -> ("DP0 TP", 3)
+
+
+def _evidence(con: _Out, f: Finding, inputs: list[str], multi: bool, width: int) -> None:
+    covered = 0
+    for group in evidence_groups(f.evidence)[:MAX_EVIDENCE_SHOWN]:
+        ev = group[0]
+        loc = where(ev, inputs, multi)
+        if len(group) > 1:
+            ranks = [e.rank for e in group if e.rank]
+            loc += f" ×{len(group)}" + (f" [{_ranks(list(dict.fromkeys(ranks)))}]" if ranks else "")
+        covered += len(group)
         text = ev.text.strip()
         if len(text) > MAX_EVIDENCE_CHARS:
             text = text[:MAX_EVIDENCE_CHARS] + "…"
-        con.print(("  " + loc, "dim"), (" │ ", "dim"), text)
-    more = max(f.occurrences, len(f.evidence)) - min(len(f.evidence), MAX_EVIDENCE_SHOWN)
+        head = "  " + loc + " │ "
+        if len(head) > width // 2:  # a long path: the location on its own line, the text under it
+            con.print(("  " + loc, "dim"))
+            head = "    │ "
+        _wrapped(con, (head, "dim"), text, 4, width)
+    more = max(f.occurrences, len(f.evidence)) - covered
     if more > 0:
         con.print((f"  … and {more} more", "dim"))
+
+
+def _finding(con: _Out, f: Finding, inputs: list[str], multi: bool,
+             consequences: list[Finding] | None = None) -> None:
+    width = max(40, min(con.width, MAX_WIDTH))
+    con.print((f"{f.severity} ", _STYLE[f.severity]), (f"{f.code} ", "bold"), (f.title, "bold"),
+              (f"  [{f.rule}]", "dim"))
+    _evidence(con, f, inputs, multi, width)
     if f.consequence_of:
         # A consequence is one line: what it follows from (the JSON keeps the full explanation).
         con.print(("  " + (f.follows or f"Follows from {f.consequence_of}."), "dim"))
         con.print()
         return
     if f.explanation:
-        width = max(40, min(con.width, 110) - 2)
-        con.print(textwrap.fill(f.explanation, width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False))
+        con.print(textwrap.fill(f.explanation, width - 2, initial_indent="  ", subsequent_indent="  ",
+                                break_on_hyphens=False))
     for i, fx in enumerate(f.fixes):
         label = f"  {fix_label(i, fx) + ':':<5}"
-        con.print((label, "bold green" if i == 0 or fx.combined else "green"), describe_fix(fx))
+        _wrapped(con, (label, "bold green" if i == 0 or fx.combined else "green"), describe_fix(fx), len(label), width)
+    for c in consequences or ():
+        at = (where(c.evidence[0], inputs) if multi else line_name(c.evidence[0].line)) if c.evidence else ""
+        # (the rule id, not the title: one short line saying what followed, and where)
+        _wrapped(con, ("  then: ", "dim"), f"{c.code} {c.rule}" + (f" ({at})" if at else ""), 8, width)
     con.print()
 
 
 def write_finding(f: Finding, out: TextIO, inputs: list[str], color: bool | None = None) -> None:
     """One finding block on its own (used by --follow as findings happen)."""
     _finding(_Out(out, color), f, inputs, False)
+
+
+def _folded(findings: list[Finding]) -> dict[str, list[Finding]]:
+    """Consequences to show as one line under their root cause: rule id of the cause -> them.
+    (A consequence whose cause is not in the report keeps its own block.)"""
+    present = {f.rule for f in findings if not f.consequence_of}
+    out: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.consequence_of and f.consequence_of in present:
+            out.setdefault(f.consequence_of, []).append(f)
+    return out
 
 
 def _startup(con: _Out, s: dict[str, Any]) -> None:
@@ -97,7 +171,7 @@ def _startup(con: _Out, s: dict[str, Any]) -> None:
                  .get(s.get("cuda_graph", ""), "no CUDA graph capture"))
     if s.get("time_to_ready_s") is not None:
         facts.append(f"ready in {s['time_to_ready_s']:.0f} s")
-    con.print("  " + "; ".join(facts))
+    _wrapped(con, ("  ", ""), "; ".join(facts), 2, max(40, min(con.width, MAX_WIDTH)))
     tp = s.get("decode_throughput")
     if tp:
         con.print(f"  decode throughput median {tp['median']:.1f} tok/s (p10 {tp['p10']:.1f}, p90 {tp['p90']:.1f})  ",
@@ -105,14 +179,16 @@ def _startup(con: _Out, s: dict[str, Any]) -> None:
     con.print()
 
 
-def _launch(con: _Out, report: Report, findings: list[Finding], startup: dict[str, Any] | None,
-            corrected: str | None, names: list[str], multi: bool, quiet: bool, note: str | None = None) -> None:
-    """One launch: its startup summary, findings and corrected command."""
+def _launch(con: _Out, findings: list[Finding], startup: dict[str, Any] | None, corrected: str | None,
+            names: list[str], multi: bool, quiet: bool, note: str | None = None) -> None:
+    """One launch: its startup summary, findings (consequences folded under their cause) and corrected command."""
     if not quiet and startup:
         _startup(con, startup)
-    for f in findings:
-        if not (quiet and f.severity == "info"):
-            _finding(con, f, names, multi)
+    shown = [f for f in findings if not (quiet and f.severity == "info")]
+    folded = _folded(shown)
+    for f in shown:
+        if f.consequence_of not in folded or f not in folded[f.consequence_of]:
+            _finding(con, f, names, multi, folded.get(f.rule) if not f.consequence_of else None)
     if corrected:
         con.print(("corrected command:", "bold green"))
         con.print("  " + corrected)
@@ -173,18 +249,21 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
     con = _Out(out, color, width)
     names = [i.name for i in report.inputs]
     multi = len(names) > 1
+    shown = [f for f in report.findings if not (quiet and f.severity == "info")]
+    if report.findings:
+        _summary(con, report)
     if len(report.launches) > 1:  # several launches (a restarted server, unrelated logs): one block each
         for n, launch in enumerate(report.launches, 1):
-            where = f"{names[launch.input] if launch.input < len(names) else '?'}:{launch.first_line}-{launch.last_line}"
+            at = f"{names[launch.input] if launch.input < len(names) else '?'}:{launch.first_line}-{launch.last_line}"
             release = f", SGLang {launch.sglang_version}" if launch.sglang_version else ""
-            con.print((f"launch {n} of {len(report.launches)}: {where}{release}", "bold"))
+            con.print((f"launch {n} of {len(report.launches)}: {at}{release}", "bold"))
             con.print()
-            _launch(con, report, [report.findings[i] for i in launch.findings], launch.startup,
-                    launch.corrected_command, names, multi, quiet)
+            _launch(con, [report.findings[i] for i in launch.findings], launch.startup, launch.corrected_command,
+                    names, multi, quiet)
     else:
         if not quiet and report.preflight is not None:
             _preflight(con, report.preflight, report.context.get("plan") or {})
-        _launch(con, report, report.findings, report.startup, report.corrected_command, names, multi, quiet,
+        _launch(con, report.findings, report.startup, report.corrected_command, names, multi, quiet,
                 report.context.get("corrected_command_unverified"))
     read = [i.name for i in report.inputs if not i.error]
     found = any(report.summary.values())  # (--follow prints the report less the findings it streamed)
@@ -194,4 +273,29 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
         hidden = f" ({report.suppressed} suppressed)" if report.suppressed else ""
         con.print((f"✓ no known problem found in {', '.join(read) or 'the input'}{hidden}", "green"))
     else:
-        con.print((summary_line(report), "bold"))
+        _read_more(con, report, shown)
+
+
+def _summary(con: _Out, report: Report) -> None:
+    """The first line: how many findings, and the root cause when there is one; with several
+    inputs, a line for each (the first MAX_INPUT_LINES)."""
+    root = root_cause(report)
+    con.print((summary_line(report), "bold"),
+              (f" — root cause: {root.code} {root.title}" if root is not None else "", "bold"))
+    if len(report.inputs) > 1:
+        tallies = input_tallies(report)
+        width = max(len(t.name) for t in tallies[:MAX_INPUT_LINES])
+        for t in tallies[:MAX_INPUT_LINES]:
+            con.print(("  " + t.name.ljust(width) + "  ", "dim"), tally_line(t))
+        if len(tallies) > MAX_INPUT_LINES:
+            con.print((f"  … and {len(tallies) - MAX_INPUT_LINES} more inputs (--statistics lists every one)", "dim"))
+    con.print()
+
+
+def _read_more(con: _Out, report: Report, shown: list[Finding]) -> None:
+    """The last line: where the leading finding is explained at length."""
+    lead = root_cause(report) or next((f for f in shown if not f.consequence_of), None)
+    if lead is None:
+        return
+    con.print(("more: ", "dim"), f"sglang-doctor rules show {lead.code}", ("  ·  ", "dim"),
+              docs_base_url() + docs_path(lead))

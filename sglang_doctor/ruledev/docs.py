@@ -57,7 +57,8 @@ def rule_markdown(rule: Rule, all_rules: list[Rule] | None = None) -> str:
              f"Severity: `{rule.severity}` · family: `{rule.family}` · SGLang releases: `{rule.versions}`"
              + (" · a consequence of another failure" if rule.consequence else "")
              + (" · generic: gives way to a more specific error" if rule.fallback else "")
-             + (" · last resort: gives way to any other error or warning" if rule.last_resort else "")
+             + (" · last resort: gives way to an error that names a cause" if rule.last_resort else "")
+             + (" · adds the switches that isolate the crash's subsystem" if rule.isolate else "")
              + (" · leaves tracebacks the log says were handled alone" if rule.skip_handled else ""), "",
              "## What it means", "", d.what.strip(), "", "## Why it happens", "", d.why.strip(), "",
              "## How to fix it", "", d.fix.strip(), ""]
@@ -77,6 +78,27 @@ def rule_markdown(rule: Rule, all_rules: list[Rule] | None = None) -> str:
         if sample:
             lines += ["## Example", "", "Output of `sglang-doctor` on the rule's fixture:", "", "```text", sample, "```", ""]
     return "\n".join(lines)
+
+
+def rule_files(rule: Rule, yaml: bool, fixtures: bool) -> str:
+    """The rule's YAML file and/or its fixture logs; several files each under a `==> path <==` line
+    (as `head` prints them), the YAML alone as it is (a template to copy)."""
+    paths: list[Path] = []
+    if yaml and rule.path:
+        paths.append(Path(rule.path))
+    if fixtures:
+        fires, quiet = rule.fixtures()
+        paths += fires + quiet
+    if not paths:
+        return f"# {rule.code} {rule.id} has no {'fixtures' if fixtures and not yaml else 'file'}"
+    parts = []
+    for p in paths:
+        try:
+            body = p.read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            body = f"(cannot read: {e.strerror or e})\n"
+        parts.append((f"==> {p} <==\n" if len(paths) > 1 else "") + body.rstrip())
+    return "\n\n".join(parts)
 
 
 def write_docs(rules: list[Rule], out_dir: Path, check_only: bool = False) -> list[str]:

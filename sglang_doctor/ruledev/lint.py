@@ -22,6 +22,8 @@ Checks, one line per problem (`file:line: rule-id: message`):
 
 from __future__ import annotations
 
+import re
+
 import ast
 import os
 from dataclasses import dataclass
@@ -51,7 +53,7 @@ class Problem:
 
 
 def _used_names(rule: Rule) -> set[str]:
-    used = condition_names(rule.conditions)
+    used = condition_names(rule.conditions) | set(expr.template_names(rule.title))
     for part in rule.explanation_parts:
         used |= set(expr.template_names(part.text)) | condition_names(part.when)
     for source in rule.let.values():
@@ -190,6 +192,9 @@ class _Lines:
         return line_of(self.node, loc) if self.node is not None else None
 
 
+_ALTERNATIVE = re.compile(r"(?i)or\b")
+
+
 def lint_rule(rule: Rule, strict: bool = False) -> list[Problem]:
     path = _display_path(rule.path)
     lines = _Lines(rule.path)
@@ -223,12 +228,16 @@ def lint_rule(rule: Rule, strict: bool = False) -> list[Problem]:
                         f"match.{kind}[{i}]: named group '{name}' is never used (explanation, let, fixes, "
                         "conditions); make it (?:...) or use it")
     for name in _unknown_names(rule, captures):
-        add(lines("explanation") or lines("let") or lines("fixes"),
+        add(lines("explanation") or lines("title") or lines("let") or lines("fixes"),
             f"'{name}' is used but no pattern captures it, no let computes it and no fact is called that")
     for message in _record_problems(rule):
         add(lines("let"), message)
     for i, message in _flag_problems(rule):
         add(lines("fixes", i, "flag") if i >= 0 else lines("versions"), message)
+    for i, fix in enumerate(rule.fixes):
+        if fix.text and _ALTERNATIVE.match(fix.text):
+            add(lines("fixes", i, "text"), f"fixes[{i}].text: starts with 'or'; the report labels every fix after "
+                                           "the first 'or:' itself")
     return out
 
 
