@@ -139,6 +139,8 @@ class LaunchInfo:
     sglang_version: str | None = None
     corrected_command: str | None = None
     command_source: str | None = None  # cmd | cmd-file | log-comment | server_args
+    # the releases the corrected command is written for, when fewer than the log's range ("0.5.10-0.5.23")
+    command_releases: str | None = None
     startup: dict[str, Any] | None = None
 
 

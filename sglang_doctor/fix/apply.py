@@ -42,12 +42,13 @@ def apply_in_place(new: LaunchCommand, fixes: list[Any], env_wrapper: bool = Fal
         action = str(_attr(fix, "action") or "set").lower()
         values = _fix_values(_attr(fix, "value"))
         flag, name = _attr(fix, "flag"), _attr(fix, "name")
+        router = str(_attr(fix, "launcher") or "") == "router"  # (router flags: their own spelling)
         if action not in ("set", "raise", "lower", "add", "remove"):
             ok = False
-        elif kind == "flag" and flag and _attr(fix, "replaces") and action in ("set", "add"):
+        elif kind == "flag" and flag and _attr(fix, "replaces") and action in ("set", "add") and not router:
             ok = _replace_flag(new, str(_attr(fix, "replaces")), str(flag), values, placed)
         elif kind == "flag" and flag:
-            ok = _apply_flag(new, str(flag), action, values, str(_attr(fix, "launcher") or "") == "router")
+            ok = _apply_flag(new, str(flag), action, values, router)
         elif kind == "docker" and flag:
             ok = _apply_docker(new, str(flag), action, values)
         elif kind == "env" and name:

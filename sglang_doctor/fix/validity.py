@@ -212,7 +212,7 @@ def arg_problem(arg: Arg, cmd: LaunchCommand, releases: list[str], server_args: 
         if recorded is None or any(v and v.startswith("<") for _, v in recorded):
             return None  # no replacement, or one that changes other flags too: it still parses
         parts = _resolve_parts(recorded, cmd, releases, value) if recorded else []
-        if parts is None or [tuple(p) for p in parts] == [(specs[-1].name, value)]:
+        if parts is None or any(p.flag == specs[-1].name for p in parts):
             return None  # the replacement is not taken by every target release: keep what works
         shown = " ".join(f"{p.flag}" + (f" {p.value}" if p.value is not None else "") for p in parts) or "nothing"
         reason = f"SGLang {_span(deprecating)} deprecates {opt}: use {shown}"

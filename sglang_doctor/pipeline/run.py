@@ -163,7 +163,7 @@ def _policy(per_unit: list[list[Finding]], options: Options, names: list[str],
 def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[list[Finding], LaunchInfo]:
     """The fix stage of one unit: fixes spelled for its release, its corrected command."""
     from sglang_doctor.facts.startup import startup_summary
-    from sglang_doctor.fix.correct import corrected_command, launch_command, spell_fixes
+    from sglang_doctor.fix.correct import correct, launch_command, spell_fixes
     from sglang_doctor.fix.router_spelling import spell_router_fixes
 
     primary = unit.primary
@@ -175,7 +175,8 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
     findings = spell_fixes(findings, version)
     findings = spell_router_fixes(findings, ctx.get("router.version"), command)
     yaml = options.command_yaml and command == options.command
-    fixed = corrected_command(command, findings, env_wrapper=yaml)
+    found = correct(command, findings, env_wrapper=yaml, version=version, server_args=ctx.server_args)
+    fixed = found.command if found is not None else None
     text = None
     if fixed is not None:
         from sglang_doctor.launch.command import render
@@ -186,8 +187,13 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
                         inputs=unit.inputs if len(unit.launches) > 1 else None,
                         sglang_version=str(version) if version else None, corrected_command=text,
                         command_source=rebuilt or (source if command else None),
+                        command_releases=_span(found.releases) if found is not None and found.narrowed else None,
                         startup=startup_summary(ctx))
     return findings, launch
+
+
+def _span(releases: list[str]) -> str:
+    return releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
 
 
 def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]:
@@ -204,6 +210,10 @@ def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]
     given = options.command or next((la.context.command for la in unit.launches if la.context.command), None)
     if launch.corrected_command and not releases_of(launch.sglang_version):
         ctx["corrected_command_unverified"] = unverified_note(launch.sglang_version)
+    if launch.corrected_command and launch.command_releases:
+        ctx["corrected_command_releases"] = launch.command_releases
+        ctx["corrected_command_note"] = (f"written for SGLang {launch.command_releases}: the older releases of "
+                                         f"{launch.sglang_version} lack a flag or value it sets")
     if given:
         ctx["command"] = given
     elif launch.command_source == "server_args":

@@ -140,11 +140,17 @@ def target_releases(version: str | None) -> list[str]:
 
 def spell_for(flag: str, version: str | None) -> str | None:
     """Spelling for a version or range: one every release of it accepts, when there is one; else
-    the spelling of the range's newest end (which the caller must say)."""
+    the flag as written when some release of it takes it, else the spelling of the range's newest
+    end (a corrected command leaves out a flag not every release takes: fix/correct.writable)."""
     if not releases_of(version):
         return flag
-    found = spell_value(flag, None, target_releases(version))
-    return found.flag if found is not None else spell(flag, target_releases(version)[-1])
+    targets = target_releases(version)
+    found = spell_value(flag, None, targets)
+    if found is not None:
+        return found.flag
+    if any(accepted(flag, r) for r in targets):
+        return flag  # the releases disagree: the rule's own spelling (the command leaves it out)
+    return spell(flag, targets[-1])
 
 
 def accepted(flag: str, release: str) -> bool:

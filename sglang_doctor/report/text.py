@@ -264,7 +264,7 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
         if not quiet and report.preflight is not None:
             _preflight(con, report.preflight, report.context.get("plan") or {})
         _launch(con, report.findings, report.startup, report.corrected_command, names, multi, quiet,
-                report.context.get("corrected_command_unverified"))
+                report.context.get("corrected_command_unverified") or report.context.get("corrected_command_note"))
     read = [i.name for i in report.inputs if not i.error]
     found = any(report.summary.values())  # (--follow prints the report less the findings it streamed)
     if not found and report.inputs and not read:
