@@ -117,7 +117,9 @@ def chosen_fixes(findings: list[Finding]) -> list[FixOut]:
             if fix.kind == "flag" and fix.replaces:
                 chosen.append(FixOut(kind="flag", flag=fix.replaces, action="remove", launcher=fix.launcher))
             chosen.append(fix)
-    return chosen
+    # a flag that another fix replaces is replaced in its place, not removed first (the flag order is the user's)
+    replaced = {fx.replaces for fx in chosen if fx.kind == "flag" and fx.replaces and fx.launcher != "router"}
+    return [fx for fx in chosen if not (fx.action == "remove" and fx.flag in replaced)]
 
 
 @dataclass

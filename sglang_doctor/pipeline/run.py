@@ -29,6 +29,7 @@ class Options:
     """How a run reads its inputs (the command line and config, resolved)."""
 
     command: str | None = None  # the launch command, when the user gave it
+    command_text: str | None = None  # the script lines holding it as written (--cmd-file), else None
     command_yaml: bool = False  # it came from a compose / Kubernetes file: no shell reads its prefixes
     redact_hosts: bool = False
     fast: bool = True  # stage-one scanner for long logs (False: every line the slow way)
@@ -180,9 +181,13 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
     text = None
     if fixed is not None:
         from sglang_doctor.launch.command import render
+        from sglang_doctor.launch.splice import splice
         from sglang_doctor.policy.redact import redact_command
 
-        text = render(redact_command(fixed))  # --api-key $SGLANG_API_KEY: pasteable, and no secret
+        redacted = redact_command(fixed)  # --api-key $SGLANG_API_KEY: pasteable, and no secret
+        # the user's own text (wrapper, chains, line continuations) with only the launch's words changed
+        written = (options.command_text or command) if command == options.command else command
+        text = render(redacted) if yaml or not written else splice(written, redacted)
     launch = LaunchInfo(input=primary.input, first_line=primary.first_line, last_line=primary.last_line,
                         inputs=unit.inputs if len(unit.launches) > 1 else None,
                         sglang_version=str(version) if version else None, corrected_command=text,
@@ -215,7 +220,7 @@ def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]
         ctx["corrected_command_note"] = (f"written for SGLang {launch.command_releases}: the older releases of "
                                          f"{launch.sglang_version} lack a flag or value it sets")
     if given:
-        ctx["command"] = given
+        ctx["command"] = options.command_text if options.command and options.command_text else given
     elif launch.command_source == "server_args":
         from sglang_doctor.fix.correct import launch_command
 

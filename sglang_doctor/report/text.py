@@ -191,7 +191,7 @@ def _launch(con: _Out, findings: list[Finding], startup: dict[str, Any] | None, 
             _finding(con, f, names, multi, folded.get(f.rule) if not f.consequence_of else None)
     if corrected:
         con.print(("corrected command:", "bold green"))
-        con.print("  " + corrected)
+        con.print("  " + corrected.replace("\n", "\n  "))  # (a continuation line indented is still one command)
         if note:
             con.print(("  (" + note + ")", "dim"))
         con.print()
