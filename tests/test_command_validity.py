@@ -95,3 +95,12 @@ def test_ambiguous_abbreviation_written_out() -> None:
     new, found = repair(parse_command(f"{LAUNCH} --cuda-graph-max-bs 8"), ["0.5.23"])
     assert [p.kind for p in found] == ["ambiguous"]
     assert render(new) == f"{LAUNCH} --cuda-graph-max-bs-decode 8"
+
+
+def test_what_no_finding_fixes_is_repaired_too() -> None:
+    # the fix is the fraction; 0.5.23 also refuses the abbreviation (ambiguous) and a switch given a value
+    found = correct(f"{LAUNCH} --cuda-graph-max-bs 8 --mem-fraction-static 0.9 --trust-remote-code=true", [
+        finding(flag("--mem-fraction-static", "0.8", "lower"))], version="0.5.23")
+    assert found is not None
+    assert render(found.command) == f"{LAUNCH} --cuda-graph-max-bs-decode 8 --mem-fraction-static 0.8 --trust-remote-code"
+    assert [p.kind for p in found.problems] == ["ambiguous", "switch-value"]
