@@ -141,6 +141,8 @@ class LaunchInfo:
     command_source: str | None = None  # cmd | cmd-file | log-comment | server_args
     # the releases the corrected command is written for, when fewer than the log's range ("0.5.10-0.5.23")
     command_releases: str | None = None
+    # "corrected": the command carries the root cause's fix; "suggested": only other findings' changes
+    command_kind: str | None = None
     startup: dict[str, Any] | None = None
 
 

@@ -104,3 +104,20 @@ def test_what_no_finding_fixes_is_repaired_too() -> None:
     assert found is not None
     assert render(found.command) == f"{LAUNCH} --cuda-graph-max-bs-decode 8 --mem-fraction-static 0.8 --trust-remote-code"
     assert [p.kind for p in found.problems] == ["ambiguous", "switch-value"]
+
+
+def test_no_command_when_the_root_cause_is_a_package() -> None:
+    # an ABI mismatch (a package fix) with an unrelated warning's flag change: no "corrected" command
+    abi = finding(FixOut(kind="package", name="sgl-kernel", action="set"), flag("--disable-custom-all-reduce"))
+    warn = finding(flag("--mem-fraction-static", "0.8", "lower"), severity="warning")
+    assert correct(f"{LAUNCH} --mem-fraction-static 0.9", [abi, warn], version="0.5.14") is None
+
+
+def test_a_command_without_the_root_cause_fix_is_only_suggested() -> None:
+    # the root cause's fix is a docker option, the command is no docker run: only the warning's change is in it
+    root = finding(FixOut(kind="docker", flag="--shm-size", action="set", value="16g"))
+    warn = finding(flag("--mem-fraction-static", "0.8", "lower"), severity="warning")
+    found = correct(f"{LAUNCH} --mem-fraction-static 0.9", [root, warn], version="0.5.14")
+    assert found is not None and found.kind == "suggested"
+    found = correct(f"docker run img {LAUNCH} --mem-fraction-static 0.9", [root, warn], version="0.5.14")
+    assert found is not None and found.kind == "corrected"

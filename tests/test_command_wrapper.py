@@ -116,3 +116,18 @@ def test_cmd_without_a_launch_is_an_error(tmp_path) -> None:
     r = run(["check", str(log), "--no-baseline", "--cmd", "echo hello"])
     assert r.exit_code == 2
     assert "--cmd: no SGLang launch" in r.output and "'echo hello'" in r.output
+
+
+@pytest.mark.parametrize("kind, label", [("suggested", "command with the suggested changes:"),
+                                         ("corrected", "corrected command:")])
+def test_text_report_says_what_the_command_is(kind: str, label: str) -> None:
+    import io
+
+    from sglang_doctor.model import LaunchInfo, Report
+    from sglang_doctor.report.text import write
+
+    cmd = "python3 -m sglang.launch_server --model-path m --mem-fraction-static 0.8"
+    rep = Report(corrected_command=cmd, launches=[LaunchInfo(0, 1, 1, corrected_command=cmd, command_kind=kind)])
+    out = io.StringIO()
+    write(rep, out, color=False)
+    assert f"{label}\n  {cmd}" in out.getvalue()

@@ -130,6 +130,8 @@ class Correction:
     releases: list[str]  # the target releases it parses on
     narrowed: bool  # True: fewer than the launch's releases (a fix's flag or value is newer)
     problems: list[Problem] = field(default_factory=list)
+    # "corrected": it carries the root cause's fix; "suggested": only other findings' changes
+    kind: str = "corrected"
 
 
 def corrected_command(command: str | None, findings: list[Finding], env_wrapper: bool = False,
@@ -155,9 +157,14 @@ def correct(command: str | None, findings: list[Finding], env_wrapper: bool = Fa
     if cmd is None:
         return None
     targets = target_releases(version)
+    root = next((f for f in findings if f.severity == "error" and not f.consequence_of), None)
+    if root is not None and root.fixes and root.fixes[0].kind not in _COMMAND_KINDS:
+        return None  # a package, a driver, the system: no command starts the fixed launch
     chosen = chosen_fixes(findings)
     if not chosen:
         return None
+    mine = recommended(root) if root is not None else []
+    of_root = [any(fx is m for m in mine) for fx in chosen]  # (by position: respelling makes new fixes)
     narrowed = not all(writable(fx, targets) for fx in chosen)
     if narrowed:  # the releases disagree: the newest releases' spelling, for the newest releases taking it
         chosen = [_respelled(fx, targets[-1]) for fx in chosen]
@@ -166,12 +173,13 @@ def correct(command: str | None, findings: list[Finding], env_wrapper: bool = Fa
     new_cmd, applied = apply_fixes(cmd, chosen, env_wrapper=env_wrapper)
     if not any(applied):
         return None
+    carries_root = root is None or any(ok and r for ok, r in zip(applied, of_root))
     new_cmd, problems = repair(new_cmd, targets, server_args)
     # A fix with nothing to write (a `set` without a value, a removal of a flag the command lacks) is
     # still "applied": never give the user's own command back as its correction.
     if render(new_cmd) == render(cmd):
         return None
-    return Correction(new_cmd, targets, narrowed, problems)
+    return Correction(new_cmd, targets, narrowed, problems, "corrected" if carries_root else "suggested")
 
 
 def unverified_note(version: str | None) -> str:

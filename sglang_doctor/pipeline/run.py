@@ -193,6 +193,7 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
                         sglang_version=str(version) if version else None, corrected_command=text,
                         command_source=rebuilt or (source if command else None),
                         command_releases=_span(found.releases) if found is not None and found.narrowed else None,
+                        command_kind=found.kind if text is not None and found is not None else None,
                         startup=startup_summary(ctx))
     return findings, launch
 
@@ -215,6 +216,8 @@ def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]
     given = options.command or next((la.context.command for la in unit.launches if la.context.command), None)
     if launch.corrected_command and not releases_of(launch.sglang_version):
         ctx["corrected_command_unverified"] = unverified_note(launch.sglang_version)
+    if launch.corrected_command and launch.command_kind == "suggested":
+        ctx["corrected_command_kind"] = "suggested"  # the root cause's fix is not in it
     if launch.corrected_command and launch.command_releases:
         ctx["corrected_command_releases"] = launch.command_releases
         ctx["corrected_command_note"] = (f"written for SGLang {launch.command_releases}: the older releases of "
