@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field, replace
+from collections.abc import Callable
 from typing import Any
 
 from sglang_doctor.fix.apply import apply_fixes
+from sglang_doctor.fix.combinations import created_by
 from sglang_doctor.launch.command import LaunchCommand, parse_command, render
 from sglang_doctor.model import Finding, FixOut
 from sglang_doctor.fix.validity import Problem, repair
@@ -90,18 +92,21 @@ def _respelled(fix: FixOut, release: str) -> FixOut:
                    action="set" if found.value is not None and fix.action == "add" else fix.action)
 
 
-def recommended(f: Finding) -> list[FixOut]:
+def recommended(f: Finding, allowed: Callable[[FixOut], bool] | None = None) -> list[FixOut]:
     """The fixes of one finding a command applies: its first fix with those combined with it; when
-    that first fix has no value to write, the next command fix that has one. A finding whose first
-    fix is no command fix (a package, a driver) gives none."""
+    that first fix has no value to write, or `allowed` refuses it (a combination SGLang rejects),
+    the next command fix that can be written. A finding whose first fix is no command fix (a
+    package, a driver) gives none."""
     if not f.fixes or f.fixes[0].kind not in _COMMAND_KINDS:
         return []
-    if writable(f.fixes[0]):
-        return f.fixes[:1] + [x for x in f.fixes[1:] if x.combined]
-    return next(([x] for x in f.fixes[1:] if x.action != "remove" and writable(x)), f.fixes[:1])
+    ok = allowed or (lambda fx: True)
+    if writable(f.fixes[0]) and ok(f.fixes[0]):
+        return f.fixes[:1] + [x for x in f.fixes[1:] if x.combined and ok(x)]
+    return next(([x] for x in f.fixes[1:] if x.action != "remove" and writable(x) and ok(x)),
+                f.fixes[:1] if allowed is None or ok(f.fixes[0]) else [])
 
 
-def chosen_fixes(findings: list[Finding]) -> list[FixOut]:
+def chosen_fixes(findings: list[Finding], allowed: Callable[[FixOut], bool] | None = None) -> list[FixOut]:
     """The fixes the corrected command applies: those `recommended` for each finding that is not
     info or a consequence, the first per flag / env name winning."""
     chosen: list[FixOut] = []
@@ -109,7 +114,7 @@ def chosen_fixes(findings: list[Finding]) -> list[FixOut]:
     for f in findings:
         if f.severity == "info" or f.consequence_of:
             continue
-        for fix in recommended(f):
+        for fix in recommended(f, allowed):
             key = (fix.kind, fix.flag or fix.name or "")
             if key in taken:
                 continue
@@ -132,6 +137,7 @@ class Correction:
     problems: list[Problem] = field(default_factory=list)
     # "corrected": it carries the root cause's fix; "suggested": only other findings' changes
     kind: str = "corrected"
+    notes: list[str] = field(default_factory=list)  # fixes left out, and why
 
 
 def corrected_command(command: str | None, findings: list[Finding], env_wrapper: bool = False,
@@ -160,10 +166,21 @@ def correct(command: str | None, findings: list[Finding], env_wrapper: bool = Fa
     root = next((f for f in findings if f.severity == "error" and not f.consequence_of), None)
     if root is not None and root.fixes and root.fixes[0].kind not in _COMMAND_KINDS:
         return None  # a package, a driver, the system: no command starts the fixed launch
-    chosen = chosen_fixes(findings)
+    facts = server_args or {}
+    refused: list[str] = []
+
+    def allowed(fx: FixOut) -> bool:
+        combo = created_by(fx, cmd, facts, targets)
+        if combo is not None:
+            note = f"{fx.flag} {fx.value or ''}".rstrip() + f" left out: {combo.why}; SGLang raises \"{combo.error}\""
+            if note not in refused:
+                refused.append(note)
+        return combo is None
+
+    chosen = chosen_fixes(findings, allowed)
     if not chosen:
         return None
-    mine = recommended(root) if root is not None else []
+    mine = recommended(root, allowed) if root is not None else []
     of_root = [any(fx is m for m in mine) for fx in chosen]  # (by position: respelling makes new fixes)
     narrowed = not all(writable(fx, targets) for fx in chosen)
     if narrowed:  # the releases disagree: the newest releases' spelling, for the newest releases taking it
@@ -179,7 +196,7 @@ def correct(command: str | None, findings: list[Finding], env_wrapper: bool = Fa
     # still "applied": never give the user's own command back as its correction.
     if render(new_cmd) == render(cmd):
         return None
-    return Correction(new_cmd, targets, narrowed, problems, "corrected" if carries_root else "suggested")
+    return Correction(new_cmd, targets, narrowed, problems, "corrected" if carries_root else "suggested", refused)
 
 
 def unverified_note(version: str | None) -> str:

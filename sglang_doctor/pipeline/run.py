@@ -176,7 +176,10 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
     findings = spell_fixes(findings, version)
     findings = spell_router_fixes(findings, ctx.get("router.version"), command)
     yaml = options.command_yaml and command == options.command
-    found = correct(command, findings, env_wrapper=yaml, version=version, server_args=ctx.server_args)
+    known = dict(ctx.server_args)  # the launch's settings as the log shows them (a quantization read at load too)
+    if not known.get("quantization") and ctx.get("model.quantization"):
+        known["quantization"] = ctx.get("model.quantization")
+    found = correct(command, findings, env_wrapper=yaml, version=version, server_args=known)
     fixed = found.command if found is not None else None
     text = None
     if fixed is not None:
@@ -194,6 +197,7 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
                         command_source=rebuilt or (source if command else None),
                         command_releases=_span(found.releases) if found is not None and found.narrowed else None,
                         command_kind=found.kind if text is not None and found is not None else None,
+                        command_notes=(found.notes or None) if text is not None and found is not None else None,
                         startup=startup_summary(ctx))
     return findings, launch
 
@@ -218,6 +222,8 @@ def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]
         ctx["corrected_command_unverified"] = unverified_note(launch.sglang_version)
     if launch.corrected_command and launch.command_kind == "suggested":
         ctx["corrected_command_kind"] = "suggested"  # the root cause's fix is not in it
+    if launch.corrected_command and launch.command_notes:
+        ctx["corrected_command_left_out"] = list(launch.command_notes)
     if launch.corrected_command and launch.command_releases:
         ctx["corrected_command_releases"] = launch.command_releases
         ctx["corrected_command_note"] = (f"written for SGLang {launch.command_releases}: the older releases of "
