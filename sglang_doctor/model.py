@@ -143,6 +143,7 @@ class LaunchInfo:
     command_releases: str | None = None
     # "corrected": the command carries the root cause's fix; "suggested": only other findings' changes
     command_kind: str | None = None
+    node_commands: list[str] | None = None  # a multi-node launch: the corrected command of each node, by rank
     command_notes: list[str] | None = None  # fixes the command leaves out, and why (a combination SGLang refuses)
     startup: dict[str, Any] | None = None
 

@@ -131,3 +131,16 @@ def test_text_report_says_what_the_command_is(kind: str, label: str) -> None:
     out = io.StringIO()
     write(rep, out, color=False)
     assert f"{label}\n  {cmd}" in out.getvalue()
+
+
+def test_one_command_per_node(tmp_path) -> None:
+    log = tmp_path / "n.log"
+    log.write_text("sglang==0.5.14\nsglang serve: error: unrecognized arguments: --tp-szie 16\n")
+    cmd = "python3 -m sglang.launch_server --model-path m --tp-szie 16 --nnodes 2 --node-rank 1 --dist-init-addr h:5"
+    rep = json.loads(run(["check", str(log), "--no-baseline", "--format", "json", "--cmd", cmd]).stdout)
+    want = "python3 -m sglang.launch_server --model-path m --tp-size 16 --nnodes 2 --node-rank {} --dist-init-addr h:5"
+    assert rep["launches"][0]["node_commands"] == [want.format(0), want.format(1)]
+    assert rep["corrected_command"] == want.format(1)  # this log's node
+    assert rep["launches"][0]["command_kind"] == "corrected"  # the root cause's removal is in it (as a rename)
+    text = run(["check", str(log), "--no-baseline", "--no-color", "--cmd", cmd]).stdout
+    assert f"corrected command (node 1 of 2: --node-rank 1):\n  {want.format(1)}\n" in text

@@ -190,7 +190,9 @@ def correct(command: str | None, findings: list[Finding], env_wrapper: bool = Fa
     new_cmd, applied = apply_fixes(cmd, chosen, env_wrapper=env_wrapper)
     if not any(applied):
         return None
-    carries_root = root is None or any(ok and r for ok, r in zip(applied, of_root))
+    carries_root = root is None or any(ok and r for ok, r in zip(applied, of_root)) or any(
+        m.kind == "flag" and m.action == "remove" and m.flag and cmd.has(m.flag) and not new_cmd.has(m.flag)
+        for m in mine)  # (a flag the root cause removes, which another fix replaced)
     new_cmd, problems = repair(new_cmd, targets, server_args)
     # A fix with nothing to write (a `set` without a value, a removal of a flag the command lacks) is
     # still "applied": never give the user's own command back as its correction.

@@ -181,7 +181,7 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
         known["quantization"] = ctx.get("model.quantization")
     found = correct(command, findings, env_wrapper=yaml, version=version, server_args=known)
     fixed = found.command if found is not None else None
-    text = None
+    text = nodes = None
     if fixed is not None:
         from sglang_doctor.launch.command import render
         from sglang_doctor.launch.splice import splice
@@ -191,6 +191,9 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
         # the user's own text (wrapper, chains, line continuations) with only the launch's words changed
         written = (options.command_text or command) if command == options.command else command
         text = render(redacted) if yaml or not written else splice(written, redacted)
+        from sglang_doctor.fix.nodes import node_commands
+
+        nodes = [render(n) if yaml or not written else splice(written, n) for n in node_commands(redacted)] or None
     launch = LaunchInfo(input=primary.input, first_line=primary.first_line, last_line=primary.last_line,
                         inputs=unit.inputs if len(unit.launches) > 1 else None,
                         sglang_version=str(version) if version else None, corrected_command=text,
@@ -198,6 +201,7 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
                         command_releases=_span(found.releases) if found is not None and found.narrowed else None,
                         command_kind=found.kind if text is not None and found is not None else None,
                         command_notes=(found.notes or None) if text is not None and found is not None else None,
+                        node_commands=nodes,
                         startup=startup_summary(ctx))
     return findings, launch
 

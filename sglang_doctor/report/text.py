@@ -181,7 +181,7 @@ def _startup(con: _Out, s: dict[str, Any]) -> None:
 
 def _launch(con: _Out, findings: list[Finding], startup: dict[str, Any] | None, corrected: str | None,
             names: list[str], multi: bool, quiet: bool, note: str | None = None, kind: str | None = None,
-            left_out: list[str] | None = None) -> None:
+            left_out: list[str] | None = None, nodes: list[str] | None = None) -> None:
     """One launch: its startup summary, findings (consequences folded under their cause) and corrected command."""
     if not quiet and startup:
         _startup(con, startup)
@@ -192,8 +192,11 @@ def _launch(con: _Out, findings: list[Finding], startup: dict[str, Any] | None, 
             _finding(con, f, names, multi, folded.get(f.rule) if not f.consequence_of else None)
     if corrected:
         # "corrected" only when it carries the root cause's fix
-        con.print(("command with the suggested changes:" if kind == "suggested" else "corrected command:", "bold green"))
-        con.print("  " + corrected.replace("\n", "\n  "))  # (a continuation line indented is still one command)
+        label = "command with the suggested changes" if kind == "suggested" else "corrected command"
+        for n, command in enumerate(nodes or [corrected]):
+            where = f" (node {n} of {len(nodes)}: --node-rank {n})" if nodes else ""
+            con.print((label + where + ":", "bold green"))
+            con.print("  " + command.replace("\n", "\n  "))  # (a continuation line indented is still one command)
         for line in ([note] if note else []) + list(left_out or []):
             con.print(("  (" + line + ")", "dim"))
         con.print()
@@ -261,14 +264,16 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
             con.print((f"launch {n} of {len(report.launches)}: {at}{release}", "bold"))
             con.print()
             _launch(con, [report.findings[i] for i in launch.findings], launch.startup, launch.corrected_command,
-                    names, multi, quiet, kind=launch.command_kind, left_out=launch.command_notes)
+                    names, multi, quiet, kind=launch.command_kind, left_out=launch.command_notes,
+                    nodes=launch.node_commands)
     else:
         if not quiet and report.preflight is not None:
             _preflight(con, report.preflight, report.context.get("plan") or {})
         _launch(con, report.findings, report.startup, report.corrected_command, names, multi, quiet,
                 report.context.get("corrected_command_unverified") or report.context.get("corrected_command_note"),
                 report.launches[0].command_kind if report.launches else None,
-                report.launches[0].command_notes if report.launches else None)
+                report.launches[0].command_notes if report.launches else None,
+                report.launches[0].node_commands if report.launches else None)
     read = [i.name for i in report.inputs if not i.error]
     found = any(report.summary.values())  # (--follow prints the report less the findings it streamed)
     if not found and report.inputs and not read:
