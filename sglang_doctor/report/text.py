@@ -255,7 +255,7 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
     names = [i.name for i in report.inputs]
     multi = len(names) > 1
     shown = [f for f in report.findings if not (quiet and f.severity == "info")]
-    if report.findings:
+    if report.findings or any(report.summary.values()):  # (--follow: the findings were streamed, the counts stand)
         _summary(con, report)
     if len(report.launches) > 1:  # several launches (a restarted server, unrelated logs): one block each
         for n, launch in enumerate(report.launches, 1):
