@@ -142,6 +142,12 @@ class LaunchInfo:
     sglang_version: str | None = None
     corrected_command: str | None = None
     command_source: str | None = None  # cmd | cmd-file | log-comment | server_args
+    # the releases the corrected command is written for, when fewer than the log's range ("0.5.10-0.5.23")
+    command_releases: str | None = None
+    # "corrected": the command carries the root cause's fix; "suggested": only other findings' changes
+    command_kind: str | None = None
+    node_commands: list[str] | None = None  # a multi-node launch: the corrected command of each node, by rank
+    command_notes: list[str] | None = None  # fixes the command leaves out, and why (a combination SGLang refuses)
     startup: dict[str, Any] | None = None
 
 

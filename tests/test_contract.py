@@ -82,4 +82,4 @@ def test_a_finding_on_the_given_command_validates(validator, demo_dir):
     data = json.loads(run(["--format", "json", "--no-baseline", "--cmd", cmd,
                            demo_dir / "qwen3.6-27b-awq-dtype-crash.log"]).stdout)
     _valid(validator, data)
-    assert any(e["line"] == 0 and e["text"] == cmd for f in data["findings"] for e in f["evidence"])
+    assert any(e["line"] == 0 and e["text"] == "--enable-foo-bar" for f in data["findings"] for e in f["evidence"])

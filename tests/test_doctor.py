@@ -93,9 +93,11 @@ def test_a_switch_renamed_into_a_flag_value_keeps_its_meaning():
                        fixes=[FixOut(kind="flag", flag="--disable-piecewise-cuda-graph", action="add"),
                               FixOut(kind="flag", flag="--cuda-graph-max-bs", action="lower")])
 
-    [old] = spell_fixes([finding()], "0.5.14")  # the old switch still works there
+    [old] = spell_fixes([finding()], "0.5.10")  # before the new flag: the old switch
+    [mid] = spell_fixes([finding()], "0.5.14")  # both taken: the one 0.5.14 does not deprecate (issue 16)
     [new] = spell_fixes([finding()], "0.5.20-0.5.23")
     assert (old.fixes[0].flag, old.fixes[0].value) == ("--disable-piecewise-cuda-graph", None)
+    assert (mid.fixes[0].flag, mid.fixes[0].value) == ("--cuda-graph-backend-prefill", "disabled")
     first, second = new.fixes
     assert (first.flag, first.action, first.value) == ("--cuda-graph-backend-prefill", "set", "disabled")
     assert (second.flag, second.value) == ("--cuda-graph-max-bs-decode", None)  # a like-for-like rename

@@ -71,7 +71,7 @@ def checked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         argv, how = col.launch_args(c.corrected) if c.corrected else ([], "")
         out[cid] = (c, how, argv, [])
         if argv:
-            for rel in releases_for(c.detected_release):
+            for rel in releases_for(c.target_releases):
                 batches[rel].append((cid, argv))
     results = sglang_parse_releases({rel: [a for _, a in items] for rel, items in batches.items()})
     for rel, items in batches.items():

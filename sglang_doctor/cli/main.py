@@ -77,8 +77,10 @@ def _exit_code(summary: dict[str, int], fail_on: str) -> int:
     return 1 if any(n and sev in SEVERITY_RANK and fails(sev, fail_on) for sev, n in summary.items()) else 0
 
 
-def _read_cmd_file(path: str) -> str:
+def _read_cmd_file(path: str) -> tuple[str, str | None]:
+    """The launch command of a script or compose file, and (a script) the lines holding it as written."""
     from sglang_doctor.launch.command import extract_command
+    from sglang_doctor.launch.splice import launch_lines
 
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -87,7 +89,7 @@ def _read_cmd_file(path: str) -> str:
     cmd = extract_command(text, path)
     if not cmd:
         _die(f"{path}: no SGLang launch command found")
-    return cmd
+    return cmd, None if path.lower().endswith((".yml", ".yaml")) else launch_lines(text, text)[0]
 
 
 def _quiet_broken_pipe() -> NoReturn:
@@ -108,6 +110,7 @@ _common = [
                  help="The launch command (docker run … / python -m sglang.launch_server …) to correct."),
     click.option("--cmd-file", default=None, type=click.Path(), metavar="FILE",
                  help="Read the launch command from a shell script or a compose file."),
+    click.option("--diff", is_flag=True, help="Also show the corrected command as a unified diff of the given one."),
     click.option("--redact-hosts", is_flag=True, help="Also mask IP addresses and host names."),
     click.option("-q", "--quiet", is_flag=True, help="Only errors and warnings; no startup summary."),
     click.option("--color/--no-color", default=None, help="Force colour on or off (default: auto, NO_COLOR)."),
@@ -155,6 +158,8 @@ class _Settings:
     why: bool
     jobs: int | None = None
     command_yaml: bool = False  # --cmd-file was a compose / Kubernetes file
+    command_text: str | None = None  # --cmd-file of a script: the lines holding the launch, as written
+    diff: bool = False  # --diff: the corrected command as a unified diff too
     rules: list[Any] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)  # rule id -> the project's severity
@@ -186,8 +191,13 @@ def _settings(opts: dict[str, Any]) -> _Settings:
     st.disabled = sorted(r.id for r in loaded if r.id not in kept)
     st.known = {n for r in loaded for n in (r.id, r.code)}
     if st.cmd_file:
-        st.command = _read_cmd_file(st.cmd_file)
+        st.command, st.command_text = _read_cmd_file(st.cmd_file)
         st.command_yaml = st.cmd_file.lower().endswith((".yml", ".yaml"))  # as extract_command reads it
+    elif st.command is not None:
+        from sglang_doctor.launch.command import parse_command
+
+        if parse_command(st.command) is None:
+            _die(f"--cmd: no SGLang launch (python -m sglang.launch_server, sglang serve, a router) in {st.command!r}")
     return st
 
 
@@ -241,6 +251,10 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
         from sglang_doctor.pipeline.why import explain
 
         after = explain(trace, st.rules, run.report, run.results, sup.suppressed, st.disabled, st.redact_hosts)
+    if st.diff:
+        from sglang_doctor.report.diff import command_diffs
+
+        after = command_diffs(run.report) + after
     _emit(run, st, after)
 
 
@@ -248,7 +262,8 @@ def _options(st: _Settings, sup: Any, **kw: Any) -> Any:
     """The run's options from the settings: the command, the policy (severities, suppressions)."""
     from sglang_doctor.pipeline.run import Options
 
-    return Options(command=st.command, command_yaml=st.command_yaml, redact_hosts=st.redact_hosts,
+    return Options(command=st.command, command_text=st.command_text, command_yaml=st.command_yaml,
+                   redact_hosts=st.redact_hosts,
                    jobs=st.jobs, command_source="cmd-file" if st.cmd_file else "cmd",
                    severity=st.severity, suppressor=sup, **kw)
 

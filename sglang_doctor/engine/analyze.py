@@ -752,7 +752,9 @@ def run_checks(matcher: Matcher, ctx: Context, hits: dict[str, RuleHits], late: 
         if (rule.match.check in LATE_CHECKS) != late:
             continue
         for h in CHECKS[rule.match.check](ctx):  # type: ignore[index]
-            rh = hits.setdefault(rule.id, RuleHits(rule))
+            # each flag of the command its own finding (its own explanation, fix and evidence)
+            key = rule.id if "flag" not in h.captures else f"{rule.id}\0{h.captures['flag']}"
+            rh = hits.setdefault(key, RuleHits(rule))
             rh.count += 1
             if len(rh.hits) < MAX_EVIDENCE:
                 rh.hits.append(Hit(h.line, h.text, h.captures, "", fixes=h.fixes, origin=h.origin,

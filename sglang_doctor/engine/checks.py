@@ -7,7 +7,7 @@ Rules keep their explanation, fixes and docs in YAML as usual.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from sglang_doctor.engine.hits import CheckHit
 from sglang_doctor.facts.context import Context
@@ -91,43 +91,79 @@ def launch_flag_unknown(ctx: Context) -> list[CheckHit]:
     release = _release(ctx)
     shown = release or flags.releases()[-1]
     out = []
+    meant = _replacements(ctx, shown) if args else {}
     for a in args:
         if release is not None and flags.flag_exists(a.flag, release):
             continue
         # With the release unknown, only a flag no release has ever accepted is reported.
         if release is None and any(flags.flag_exists(a.flag, r) for r in flags.releases()):
             continue
-        near = flags.nearest(a.flag, release)
         caps = {"flag": a.flag, "release": shown, "stated": "yes" if release else "no"}
         if a.value is not None:
             caps["value"] = a.value
-        if near:
-            caps["nearest"] = near
-        out.append(CheckHit(ctx.command_line or 0, ctx.command or "", caps))
+        near = meant.get(a.spelled) or (flags.nearest(a.flag, release), a.value)
+        if near[0]:
+            caps["nearest"] = near[0]
+            if near[1] is not None:
+                caps["value"] = near[1]
+        out.append(CheckHit(ctx.command_line or 0, _arg_text(a), caps))
     return out
 
 
+def _replacements(ctx: Context, release: str) -> dict[str, tuple[str, str | None]]:
+    """What `release` calls each flag of the command it refuses (fix/validity: a rename, a removed
+    switch's recorded replacement such as `--enable-ep-moe` -> `--ep-size <tp-size>`, a typo's
+    nearest flag), with its value, read on the command as repaired in order (a misspelt
+    `--tp-szie 2` before it already counts as `--tp-size 2`)."""
+    from sglang_doctor.fix.validity import repair
+
+    cmd = ctx.parsed_command
+    if cmd is None:
+        return {}
+    out: dict[str, tuple[str, str | None]] = {}
+    for p in repair(cmd, [release], ctx.server_args)[1]:
+        edit = next((e for e in p.edits if e.replaces and not e.combined and e.flag), None)
+        if edit is not None and edit.flag:
+            out.setdefault(p.flag, (edit.flag, edit.value))
+    return out
+
+
+def _arg_text(a: Any) -> str:
+    """One argument (a launch.command.Arg) as the command writes it: a flag's own evidence, not the
+    whole command again."""
+    value = [] if a.value is None or a.uses_equals or a.attached else [a.value]
+    return " ".join([a.written, *value, *a.extra])
+
+
 def launch_flag_deprecated(ctx: Context) -> list[CheckHit]:
-    """Flags in the launch command that the log's release marks deprecated."""
+    """Flags in the launch command that the log's release marks deprecated, with their replacement
+    in full (fix/validity: `--disable-cuda-graph` -> `--cuda-graph-backend-decode disabled` and
+    `--cuda-graph-backend-prefill disabled`), when the release takes it."""
+    from sglang_doctor.fix.validity import repair
     from sglang_doctor.registry import flags
 
     release = _release(ctx)
     if release is None:
         return []
     args, _ = _command_args(ctx)
+    if not args:
+        return []
+    full = {p.flag: p.edits for p in repair(ctx.parsed_command, [release], ctx.server_args)[1]  # type: ignore[arg-type]
+            if p.kind == "deprecated"}
     out = []
     for a in args:
         spec = flags.resolve(a.flag, release, allow_abbrev=False)
         if spec is None or not spec.deprecated:
             continue
         caps = {"flag": a.flag, "release": release}
-        if a.value is not None:
-            caps["value"] = a.value
-        if spec.replacement:
-            caps["replacement"] = spec.replacement
+        edits = [e for e in full.get(a.spelled, []) if e.action != "remove"]
+        for n, e in enumerate(edits[:2]):
+            caps["replacement" + ("2" if n else "")] = str(e.flag)
+            if e.value is not None:
+                caps["value" + ("2" if n else "")] = e.value
         if spec.hint:
             caps["hint"] = spec.hint
-        out.append(CheckHit(ctx.command_line or 0, ctx.command or "", caps))
+        out.append(CheckHit(ctx.command_line or 0, _arg_text(a), caps))
     return out
 
 
@@ -187,6 +223,6 @@ CHECK_CAPTURES: dict[str, frozenset[str]] = {
     "crash-evidence": frozenset({"evidence", "kind", "stops", "exception_first", "exception_last", "sglang_frame",
                                  "subsystem", "subsystem_why", "subsystem_where", "known", "exception", "lead"}),
     "launch-flag-unknown": frozenset({"flag", "release", "stated", "value", "nearest"}),
-    "launch-flag-deprecated": frozenset({"flag", "release", "value", "replacement", "hint"}),
+    "launch-flag-deprecated": frozenset({"flag", "release", "value", "replacement", "value2", "replacement2", "hint"}),
     "router-flag-unknown": frozenset({"flag", "release", "stated", "launcher", "value", "nearest", "since"}),
 }

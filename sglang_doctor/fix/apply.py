@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from sglang_doctor.fix.command_edit import _apply_docker, _apply_flag, _attr, _fix_values
+from sglang_doctor.fix.command_edit import _apply_docker, _apply_flag, _attr, _fix_values, _replace_flag
 from sglang_doctor.fix.env_edit import apply_env
 from sglang_doctor.launch.command import LaunchCommand
 
@@ -29,16 +29,26 @@ def apply_fixes(cmd: LaunchCommand, fixes: list[Any], env_wrapper: bool = False)
     The input is never modified; applying the same fixes twice is a no-op.
     """
     new = copy.deepcopy(cmd)
+    return new, apply_in_place(new, fixes, env_wrapper)
+
+
+def apply_in_place(new: LaunchCommand, fixes: list[Any], env_wrapper: bool = False) -> list[bool]:
+    """apply_fixes on `new` itself. A fix that `replaces` a flag writes its flag where the old one
+    stood (the flag order is the user's); the further parts of one replacement follow it."""
     applied: list[bool] = []
+    placed: dict[str, int] = {}  # an old flag replaced -> index just past what replaced it
     for fix in fixes:
         kind = str(_attr(fix, "kind") or "").lower()
         action = str(_attr(fix, "action") or "set").lower()
         values = _fix_values(_attr(fix, "value"))
         flag, name = _attr(fix, "flag"), _attr(fix, "name")
+        router = str(_attr(fix, "launcher") or "") == "router"  # (router flags: their own spelling)
         if action not in ("set", "raise", "lower", "add", "remove"):
             ok = False
+        elif kind == "flag" and flag and _attr(fix, "replaces") and action in ("set", "add") and not router:
+            ok = _replace_flag(new, str(_attr(fix, "replaces")), str(flag), values, placed)
         elif kind == "flag" and flag:
-            ok = _apply_flag(new, str(flag), action, values, str(_attr(fix, "launcher") or "") == "router")
+            ok = _apply_flag(new, str(flag), action, values, router)
         elif kind == "docker" and flag:
             ok = _apply_docker(new, str(flag), action, values)
         elif kind == "env" and name:
@@ -46,4 +56,4 @@ def apply_fixes(cmd: LaunchCommand, fixes: list[Any], env_wrapper: bool = False)
         else:
             ok = False
         applied.append(ok)
-    return new, applied
+    return applied

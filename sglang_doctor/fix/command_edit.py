@@ -99,6 +99,40 @@ def _apply_flag(cmd: LaunchCommand, flag: str, action: str, values: list[str] | 
     return True
 
 
+def _replace_flag(cmd: LaunchCommand, old: str, flag: str, values: list[str] | None, placed: dict[str, int]) -> bool:
+    """Write `flag [values]` where `old` stands (every occurrence; the first keeps its place), or,
+    when an earlier part of the same replacement took that place, right after it; else as `set`."""
+    if not cmd.takes_server_flags:
+        return False
+    old_c, new_c = cmd.canon(old), cmd.canon(flag)
+    hits = [k for k, a in enumerate(cmd.args) if a.flag == old_c]
+    if not hits and old_c not in placed:
+        return _apply_flag(cmd, flag, "set" if values is not None else "add", values)
+    if values is None:
+        from sglang_doctor.registry.flags import takes_value
+
+        if takes_value(new_c) and not (hits and cmd.args[hits[0]].value is not None and old_c != new_c):
+            return False  # a flag that needs a value the fix does not know: not written bare
+        if hits and cmd.args[hits[0]].value is not None and takes_value(new_c):
+            values = cmd.args[hits[0]].values  # a rename keeps the user's value
+    new = Arg(new_c, flag, values[0] if values else None, extra=list(values[1:]) if values else [])
+    if hits:
+        first = cmd.args[hits[0]]
+        if first.uses_equals and values:  # the user's `--flag=value` form
+            new = Arg(new_c, f"{flag}={cmd.quote(values[0])}", values[0], True, list(values[1:]), spelled=flag)
+        at = hits[0] - sum(1 for k in hits if k < hits[0])
+        cmd.args = [a for a in cmd.args if a.flag != old_c]
+    else:
+        at = placed[old_c]
+    # another occurrence of the new flag would override (argparse: the last wins)
+    others = [k for k, a in enumerate(cmd.args) if a.flag == new_c]
+    cmd.args = [a for a in cmd.args if a.flag != new_c]
+    at -= sum(1 for k in others if k < at)
+    cmd.args.insert(at, new)
+    placed[old_c] = at + 1
+    return True
+
+
 def _docker_key(flag: str, value: str | None) -> str | None:
     """Identity of one entry of a repeatable docker option (-e NAME=..., --ulimit memlock=...)."""
     if value is None:

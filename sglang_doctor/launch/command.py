@@ -636,8 +636,20 @@ def _env_word(cmd: LaunchCommand, name: str, value: str) -> str:
     return raw if raw is not None else f"{name}={cmd.quote(value)}"
 
 
+def render_words(cmd: LaunchCommand) -> list[str]:
+    """The command's shell words, each as the user wrote it where the user wrote it."""
+    return [t for line in _lines(cmd) for t in line]
+
+
 def render(cmd: LaunchCommand, multiline: bool = False) -> str:
     """The command as shell text; multiline puts each docker option and flag on its own line."""
+    lines = _lines(cmd)
+    if not multiline:
+        return " ".join(t for line in lines for t in line)
+    return " \\\n  ".join(" ".join(line) for line in lines if line)
+
+
+def _lines(cmd: LaunchCommand) -> list[list[str]]:
     env = [_env_word(cmd, k, v) for k, v in cmd.env_prefix]
     launcher = [cmd.quote(w) for w in cmd.launcher]
     lines: list[list[str]] = []
@@ -649,6 +661,4 @@ def render(cmd: LaunchCommand, multiline: bool = False) -> str:
         lines.append(env + launcher)
     lines += [_arg_tokens(cmd, a) for a in cmd.args]
     lines[-1] = lines[-1] + list(cmd.redirects)
-    if not multiline:
-        return " ".join(t for line in lines for t in line)
-    return " \\\n  ".join(" ".join(line) for line in lines if line)
+    return lines

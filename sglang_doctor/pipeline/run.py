@@ -29,6 +29,7 @@ class Options:
     """How a run reads its inputs (the command line and config, resolved)."""
 
     command: str | None = None  # the launch command, when the user gave it
+    command_text: str | None = None  # the script lines holding it as written (--cmd-file), else None
     command_yaml: bool = False  # it came from a compose / Kubernetes file: no shell reads its prefixes
     redact_hosts: bool = False
     fast: bool = True  # stage-one scanner for long logs (False: every line the slow way)
@@ -163,7 +164,7 @@ def _policy(per_unit: list[list[Finding]], options: Options, names: list[str],
 def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[list[Finding], LaunchInfo]:
     """The fix stage of one unit: fixes spelled for its release, its corrected command."""
     from sglang_doctor.facts.startup import startup_summary
-    from sglang_doctor.fix.correct import corrected_command, launch_command, spell_fixes
+    from sglang_doctor.fix.correct import correct, launch_command, spell_fixes
     from sglang_doctor.fix.router_spelling import spell_router_fixes
 
     primary = unit.primary
@@ -175,19 +176,38 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
     findings = spell_fixes(findings, version)
     findings = spell_router_fixes(findings, ctx.get("router.version"), command)
     yaml = options.command_yaml and command == options.command
-    fixed = corrected_command(command, findings, env_wrapper=yaml)
-    text = None
+    known = dict(ctx.server_args)  # the launch's settings as the log shows them (a quantization read at load too)
+    if not known.get("quantization") and ctx.get("model.quantization"):
+        known["quantization"] = ctx.get("model.quantization")
+    found = correct(command, findings, env_wrapper=yaml, version=version, server_args=known)
+    fixed = found.command if found is not None else None
+    text = nodes = None
     if fixed is not None:
         from sglang_doctor.launch.command import render
+        from sglang_doctor.launch.splice import splice
         from sglang_doctor.policy.redact import redact_command
 
-        text = render(redact_command(fixed))  # --api-key $SGLANG_API_KEY: pasteable, and no secret
+        redacted = redact_command(fixed)  # --api-key $SGLANG_API_KEY: pasteable, and no secret
+        # the user's own text (wrapper, chains, line continuations) with only the launch's words changed
+        written = (options.command_text or command) if command == options.command else command
+        text = render(redacted) if yaml or not written else splice(written, redacted)
+        from sglang_doctor.fix.nodes import node_commands
+
+        nodes = [render(n) if yaml or not written else splice(written, n) for n in node_commands(redacted)] or None
     launch = LaunchInfo(input=primary.input, first_line=primary.first_line, last_line=primary.last_line,
                         inputs=unit.inputs if len(unit.launches) > 1 else None,
                         sglang_version=str(version) if version else None, corrected_command=text,
                         command_source=rebuilt or (source if command else None),
+                        command_releases=_span(found.releases) if found is not None and found.narrowed else None,
+                        command_kind=found.kind if text is not None and found is not None else None,
+                        command_notes=(found.notes or None) if text is not None and found is not None else None,
+                        node_commands=nodes,
                         startup=startup_summary(ctx))
     return findings, launch
+
+
+def _span(releases: list[str]) -> str:
+    return releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
 
 
 def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]:
@@ -204,8 +224,16 @@ def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]
     given = options.command or next((la.context.command for la in unit.launches if la.context.command), None)
     if launch.corrected_command and not releases_of(launch.sglang_version):
         ctx["corrected_command_unverified"] = unverified_note(launch.sglang_version)
+    if launch.corrected_command and launch.command_kind == "suggested":
+        ctx["corrected_command_kind"] = "suggested"  # the root cause's fix is not in it
+    if launch.corrected_command and launch.command_notes:
+        ctx["corrected_command_left_out"] = list(launch.command_notes)
+    if launch.corrected_command and launch.command_releases:
+        ctx["corrected_command_releases"] = launch.command_releases
+        ctx["corrected_command_note"] = (f"written for SGLang {launch.command_releases}: the older releases of "
+                                         f"{launch.sglang_version} lack a flag or value it sets")
     if given:
-        ctx["command"] = given
+        ctx["command"] = options.command_text if options.command and options.command_text else given
     elif launch.command_source == "server_args":
         from sglang_doctor.fix.correct import launch_command
 

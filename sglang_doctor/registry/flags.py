@@ -58,6 +58,7 @@ from typing import Any, Iterator, NamedTuple, Sequence
 
 __all__ = [
     "FlagSpec",
+    "allows_abbrev",
     "field_flag",
     "flag_exists",
     "flags_for",
@@ -326,6 +327,11 @@ def resolve(flag: str, release: str | None = None, *, allow_abbrev: bool = True)
         return None
     targets = {name for s, name in table.option_strings().items() if s.startswith(opt)}
     return table[targets.pop()] if len(targets) == 1 else None
+
+
+def allows_abbrev(release: str | None = None) -> bool:
+    """Whether ``release``'s launch parser accepts unique-prefix abbreviations (argparse's default)."""
+    return bool(_data()["allow_abbrev"].get(_pick_release(release), True))
 
 
 def flag_exists(flag: str, release: str | None = None, *, allow_abbrev: bool = True) -> bool:

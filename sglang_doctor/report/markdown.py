@@ -128,7 +128,8 @@ def render(report: Report, heading: str = "##") -> str:
     for f in report.findings:
         out += _finding(report, f, multi)
     if report.corrected_command:
-        out += ["### Corrected command", ""] + block(report.corrected_command, "shell") + [""]
+        head = "Command with the suggested changes" if report.context.get("corrected_command_kind") == "suggested" else "Corrected command"
+        out += [f"### {head}", ""] + block(report.corrected_command, "shell") + [""]
     rows = _context_rows(report.context)
     names = [i.name for i in report.inputs]
     evidence = [(where(g[0], names), g[0].text.strip()) for f in report.findings

@@ -182,7 +182,8 @@ def _startup(con: _Out, s: dict[str, Any]) -> None:
 
 
 def _launch(con: _Out, findings: list[Finding], startup: dict[str, Any] | None, corrected: str | None,
-            names: list[str], multi: bool, quiet: bool, note: str | None = None,
+            names: list[str], multi: bool, quiet: bool, note: str | None = None, kind: str | None = None,
+            left_out: list[str] | None = None, nodes: list[str] | None = None,
             shown_already: Collection[tuple[str, int]] = ()) -> None:
     """One launch: its startup summary, findings (consequences folded under their cause) and corrected
     command. `shown_already`: (rule, line) of findings --follow printed as they happened."""
@@ -195,10 +196,14 @@ def _launch(con: _Out, findings: list[Finding], startup: dict[str, Any] | None, 
         if f.consequence_of not in folded or f not in folded[f.consequence_of]:
             _finding(con, f, names, multi, folded.get(f.rule) if not f.consequence_of else None)
     if corrected:
-        con.print(("corrected command:", "bold green"))
-        con.print("  " + corrected)
-        if note:
-            con.print(("  (" + note + ")", "dim"))
+        # "corrected" only when it carries the root cause's fix
+        label = "command with the suggested changes" if kind == "suggested" else "corrected command"
+        for n, command in enumerate(nodes or [corrected]):
+            where = f" (node {n} of {len(nodes)}: --node-rank {n})" if nodes else ""
+            con.print((label + where + ":", "bold green"))
+            con.print("  " + command.replace("\n", "\n  "))  # (a continuation line indented is still one command)
+        for line in ([note] if note else []) + list(left_out or []):
+            con.print(("  (" + line + ")", "dim"))
         con.print()
 
 
@@ -266,10 +271,14 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
             con.print((f"launch {n} of {len(report.launches)}: {at}{release}", "bold"))
             con.print()
             _launch(con, [report.findings[i] for i in launch.findings], launch.startup, launch.corrected_command,
-                    names, multi, quiet, shown_already=shown_already or set())
+                    names, multi, quiet, kind=launch.command_kind, left_out=launch.command_notes,
+                    nodes=launch.node_commands, shown_already=shown_already or set())
     else:
         _launch(con, report.findings, report.startup, report.corrected_command, names, multi, quiet,
-                report.context.get("corrected_command_unverified"), shown_already or set())
+                report.context.get("corrected_command_unverified") or report.context.get("corrected_command_note"),
+                report.launches[0].command_kind if report.launches else None,
+                report.launches[0].command_notes if report.launches else None,
+                report.launches[0].node_commands if report.launches else None, shown_already or set())
     read = [i.name for i in report.inputs if not i.error]
     if not report.findings and report.inputs and not read:
         con.print(("✗ no input could be read", "bold red"))  # why: one line each on stderr

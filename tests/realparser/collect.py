@@ -43,6 +43,12 @@ class Case:
         return ctx.get("sglang_version") or (ctx.get("sglang") or {}).get("version")
 
     @property
+    def target_releases(self) -> str | None:
+        """The releases the command must parse on: those it says it is written for (a newer part of
+        the log's range, when a fix's flag is newer), else the detected release or range."""
+        return (self.report.get("context") or {}).get("corrected_command_releases") or self.detected_release
+
+    @property
     def flag_fixes(self) -> list[dict]:
         return [fx for f in self.report.get("findings", []) for fx in f.get("fixes", [])
                 if fx.get("kind") == "flag"]

@@ -65,7 +65,7 @@ def main() -> None:
     print(f"router launches (not parsed): {len(routers)}; no launch found: {no_launch}")
     print(f"parsed: {len(order)} commands x {len(releases())} releases in {t_parse:.0f} s")
     print("detected releases:", dict(Counter(str(with_cmd[cid].detected_release) for cid in order).most_common()))
-    checked_with = {cid: releases_for(with_cmd[cid].detected_release) for cid in order}
+    checked_with = {cid: releases_for(with_cmd[cid].target_releases) for cid in order}
     known: dict[str, dict] = {}
     cats: Counter[str] = Counter()
     for rel in releases():

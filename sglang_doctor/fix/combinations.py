@@ -1,0 +1,66 @@
+"""Launch settings SGLang refuses together (data/rejected-combinations.yaml, read from its source),
+and whether a fix would make one: the fixer then takes the finding's next fix (fix/correct.py)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from sglang_doctor.launch.command import LaunchCommand
+from sglang_doctor.model import FixOut
+
+
+@dataclass(frozen=True)
+class Combination:
+    id: str
+    flags: dict[str, tuple[str, ...]]
+    releases: str
+    error: str
+    why: str
+
+
+@lru_cache(maxsize=1)
+def combinations() -> tuple[Combination, ...]:
+    import yaml
+
+    text = resources.files("sglang_doctor.data").joinpath("rejected-combinations.yaml").read_text(encoding="utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return tuple(Combination(d["id"], {k: tuple(str(x) for x in v) for k, v in d["flags"].items()}, d["releases"],
+                             d["error"], d["why"]) for d in yaml.load(text, Loader=loader))
+
+
+def _value(cmd: LaunchCommand, flag: str, facts: Mapping[str, Any]) -> str | None:
+    """The launch's value of `flag`: the command's, else the log's (ServerArgs field name)."""
+    if cmd.has(flag):
+        return cmd.get(flag)
+    v = facts.get(flag[2:].replace("-", "_"))
+    return None if v is None or isinstance(v, bool) else str(v)
+
+
+def made(cmd: LaunchCommand, facts: Mapping[str, Any], releases: list[str]) -> Combination | None:
+    """The rejected combination the launch `cmd` holds on some release of `releases`, if any."""
+    from sglang_doctor.registry.spelling import in_range
+
+    for c in combinations():
+        if releases and not any(in_range(r, c.releases) for r in releases):
+            continue
+        if all(_value(cmd, flag, facts) in values for flag, values in c.flags.items()):
+            return c
+    return None
+
+
+def created_by(fix: FixOut, cmd: LaunchCommand, facts: Mapping[str, Any], releases: list[str]) -> Combination | None:
+    """The rejected combination `fix` would make in `cmd` (one the command does not hold already)."""
+    if fix.kind != "flag" or not fix.flag:
+        return None
+    from sglang_doctor.fix.apply import apply_in_place
+
+    if made(cmd, facts, releases) is not None:
+        return None  # already there: not this fix's doing
+    new = copy.deepcopy(cmd)
+    apply_in_place(new, [fix])
+    return made(new, facts, releases)

@@ -1,0 +1,71 @@
+"""Combinations SGLang itself rejects (data/rejected-combinations.yaml) are never made by a fix: the
+fixer takes the finding's next fix and says why (issue 16, item 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helpers_cli import run
+
+from sglang_doctor.fix.combinations import combinations, created_by
+from sglang_doctor.fix.correct import correct
+from sglang_doctor.launch.command import parse_command, render
+from sglang_doctor.model import Finding, FixOut
+from sglang_doctor.registry import flags
+
+LAUNCH = "python3 -m sglang.launch_server --model-path m"
+DTYPE = FixOut(kind="flag", flag="--dtype", action="set", value="bfloat16")
+CONV = FixOut(kind="env", name="SGLANG_MAMBA_CONV_DTYPE", action="set", value="float16")
+DEMO = Path(__file__).resolve().parents[1] / "sglang_doctor" / "fixtures" / "demo" / "qwen3.6-27b-awq-dtype-crash.log"
+
+
+def dtype_crash() -> Finding:
+    return Finding(rule="index-put-dtype-mismatch", code="SGD401", severity="error", title="t", explanation="e",
+                   fixes=[DTYPE, CONV])
+
+
+def test_the_data_names_real_flags_and_values() -> None:
+    for c in combinations():
+        rels = flags.releases_in_range(c.releases)
+        assert rels, c.id
+        for flag, values in c.flags.items():
+            for rel in (rels[0], rels[-1]):
+                spec = flags.resolve(flag, rel, allow_abbrev=False)
+                assert spec is not None, (c.id, flag, rel)
+                assert not spec.choices or set(values) <= {str(x) for x in spec.choices}, (c.id, flag, rel)
+
+
+def test_awq_with_bfloat16_is_refused_and_the_next_fix_taken() -> None:
+    found = correct(f"{LAUNCH} --quantization awq", [dtype_crash()], version="0.5.14")
+    assert found is not None
+    assert render(found.command) == f"SGLANG_MAMBA_CONV_DTYPE=float16 {LAUNCH} --quantization awq"
+    assert found.kind == "corrected"  # the next fix of the root cause is the root cause's fix
+    assert found.notes and found.notes[0].startswith("--dtype bfloat16 left out: ")
+    assert "is not supported for quantization method awq" in found.notes[0]
+
+
+def test_quantization_from_the_log_counts_and_marlin_does_not() -> None:
+    cmd = parse_command(LAUNCH)
+    assert cmd is not None
+    assert created_by(DTYPE, cmd, {"quantization": "gptq"}, ["0.5.14"]) is not None
+    assert created_by(DTYPE, cmd, {"quantization": "awq_marlin"}, ["0.5.14"]) is None
+    found = correct(LAUNCH, [dtype_crash()], version="0.5.14", server_args={"quantization": "awq"})
+    assert found is not None and "SGLANG_MAMBA_CONV_DTYPE=float16" in render(found.command)
+
+
+def test_a_combination_the_user_wrote_is_not_blamed_on_a_fix() -> None:
+    cmd = parse_command(f"{LAUNCH} --quantization awq --dtype bfloat16")
+    assert cmd is not None
+    assert created_by(FixOut(kind="flag", flag="--port", action="set", value="1"), cmd, {}, ["0.5.14"]) is None
+
+
+def test_the_issue_example_through_the_cli(tmp_path) -> None:
+    log = tmp_path / "awq.log"
+    log.write_text(DEMO.read_text().replace("--cuda-graph-max-bs-decode 8", "--cuda-graph-max-bs-decode 8 --quantization awq", 1))
+    rep = json.loads(run(["check", str(log), "--no-baseline", "--format", "json"]).stdout)
+    assert "--dtype" not in rep["corrected_command"]
+    assert "-e SGLANG_MAMBA_CONV_DTYPE=float16" in rep["corrected_command"]
+    assert rep["context"]["corrected_command_left_out"][0].startswith("--dtype bfloat16 left out")
+    text = run(["check", str(log), "--no-baseline", "--no-color"]).stdout
+    assert "(--dtype bfloat16 left out: the plain AWQ and GPTQ kernels take float16 activations only" in text
