@@ -35,7 +35,7 @@ class Failure(NamedTuple):
 
 def failure_texts(ctx: Context) -> list[Failure]:
     """The launch's failure texts, first first: each counted traceback (its exception chain) and each
-    exception or native error line outside them. Empty when the launch shows no sign of failure."""
+    exception or native error line outside them, or the error pasted to `explain`. Empty when the launch shows no sign of failure."""
     crash = ctx.crash
     if crash.lead is None:
         return []
@@ -54,6 +54,8 @@ def failure_texts(ctx: Context) -> list[Failure]:
         if s.kind == "exception" and not any(a <= s.line <= b for a, b in spans) and \
                 (crash.user_stop is None or s.line < crash.user_stop):
             out.append(Failure(s.line, s.text, s.text))
+    if not out and crash.lead is not None and crash.lead.kind == "pasted":  # `explain "an illegal memory access …"`
+        out.append(Failure(crash.first_text[0], crash.first_text[1], crash.first_text[1]))
     out.sort(key=lambda f: f.line)
     return out[:MAX_TEXTS]
 

@@ -61,6 +61,11 @@ _SERVER_FRAME = ("sglang/srt/", "sglang/launch_server")
 # What a pasted line must look like to be taken for an error message (`explain "CUDA out of memory."`).
 _ERRORISH = re.compile(r"(?i)error|exception|fail|fault|abort|out of memory|not (?:supported|found)|cannot|"
                        r"can't|unable|invalid|illegal|timed? ?out|refused|denied|killed|crash")
+FRAGMENT_LINES = 5  # at most this many lines and no SGLang line: a message copied on its own
+# What such a fragment must say to be taken for a failure (stricter than a paste to `explain`, which
+# the user offers as an error: a warning such as "... is not supported by ..." is not one).
+_FRAGMENT_ERROR = re.compile(r"(?i)\berror\b|exception|\bfail(?:ed|ure|s)?\b|fault|\babort|out of memory|illegal|"
+                             r"timed? ?out|refused|denied|\bkilled\b|crash")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 
 # An exception that only says something else failed first (a peer rank, the NCCL/gloo link to it, a
@@ -201,8 +206,15 @@ class CrashWatch:
         stall = None if signs or ready else self._stall(ctx)
         if stall is not None:
             signs.append(stall)
-        if not self.signs and self.pasted and self.first_text is not None and _ERRORISH.search(self.first_text[1]):
-            signs.append(Sign("pasted", self.first_text[0], self.first_text[1], "the error pasted to explain"))
+        # A message given on its own: pasted to `explain`, or a file of a few lines with nothing of SGLang
+        # around it (a fragment copied from a thread) - the message is the failure.
+        fragment = not self.pasted and 0 < self.last_line <= FRAGMENT_LINES and not (
+            ctx.sglang_mentioned or ctx.server_args or ctx.command)
+        if not self.signs and self.first_text is not None and (
+                (self.pasted and _ERRORISH.search(self.first_text[1])) or
+                (fragment and _FRAGMENT_ERROR.search(self.first_text[1]))):
+            what = "the error pasted to explain" if self.pasted else "an error message on its own (no SGLang log around it)"
+            signs.append(Sign("pasted", self.first_text[0], self.first_text[1], what))
         if not signs:
             return
         lead = self.lead = _lead(signs)
