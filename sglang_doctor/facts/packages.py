@@ -21,7 +21,7 @@ MAX_LINES = 400
 # lines through, so keep it narrow): `x==1.2`, a site-packages path, an image tag, a check_env
 # `Key: 1.2` line or a `pip list` row (both unprefixed), a known package followed by a version.
 HINT = (r"==\s*\d|(?:site|dist)-packages/|lmsysorg/sglang:v?\d"
-        r"|^[A-Za-z][\w .-]{0,40}:[ \t]+v?\d+\.\d|^[A-Za-z0-9][\w.-]{0,40}[ \t]{2,}\d+\.\d"
+        r"|^[A-Za-z][\w .-]{0,40}:[ \t]+(?:v?\d+\.\d|Module Not Found)|^[A-Za-z0-9][\w.-]{0,40}[ \t]{2,}\d+\.\d"
         r"|(?i:torch|transformers|flashinfer|sgl[-_]kernel|triton|xgrammar|vllm)(?:\s+version)?(?:\s+is)?[\s:]+v?\d+\.\d")
 _HINT = re.compile(HINT, re.M)
 
