@@ -543,7 +543,9 @@ def rules_test(rule_dirs: tuple[str, ...], only_user: bool, update: bool) -> Non
 @click.option("--only-user", is_flag=True, help="Lint only the rules from --rules directories.")
 @click.option("--strict", is_flag=True, help="Also report named groups the rule never uses (captures kept "
                                              "only as report data).")
-def rules_lint(rule_dirs: tuple[str, ...], only_user: bool, strict: bool) -> None:
+@click.option("--catalog", is_flag=True, help="Also check that rules citing SGLang sources match a message of "
+                                              "SGLang's catalog (typos in message text).")
+def rules_lint(rule_dirs: tuple[str, ...], only_user: bool, strict: bool, catalog: bool) -> None:
     """Find rule problems ahead of time: backtracking regexes, patterns without a literal,
     unknown names, flags missing from the rule's releases. Exit 1 on any."""
     from sglang_doctor.ruledev.lint import lint_rules
@@ -552,7 +554,7 @@ def rules_lint(rule_dirs: tuple[str, ...], only_user: bool, strict: bool) -> Non
     if only_user:
         roots = [Path(d).resolve() for d in rule_dirs]
         picked = [r for r in picked if r.path and any(Path(r.path).resolve().is_relative_to(d) for d in roots)]
-    problems = lint_rules(picked, strict=strict)
+    problems = lint_rules(picked, strict=strict, catalog=catalog)
     for p in problems:
         click.echo(str(p))
     click.echo(f"sglang-doctor: {len(picked)} rules linted, {len(problems)} problem(s)", err=True)

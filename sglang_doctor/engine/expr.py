@@ -99,6 +99,17 @@ def _library(name: str, field: str) -> str:
     return str(found[field])
 
 
+def _sglang_pin(dist: str, release: str) -> str:
+    from sglang_doctor.registry.pins import exact_pin  # (lazy: its data is read only by a rule that asks)
+
+    if not isinstance(dist, str) or not isinstance(release, str):
+        raise TypeError("sglang_pin() takes a distribution and an SGLang release")
+    found = exact_pin(release, dist)
+    if found is None:
+        raise ValueError(f"sglang {release} pins no single {dist} version")
+    return found
+
+
 def _mem_plan(names: Mapping[str, Any], **given: Any) -> dict[str, Any]:
     # (lazy: the memory model is imported only when a rule that asks for it fires)
     from sglang_doctor.fix.memory_plan import plan_from_log
@@ -153,6 +164,10 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     # libcuda, libnvidia-*), or the library itself (kind "system": the OS); not in it -> unknown.
     "library_provider": lambda lib: _library(lib, "name"),
     "library_kind": lambda lib: _library(lib, "kind"),
+    # sglang_pin(dist, release): the version SGLang `release` pins `dist` to (`==Z` in the wheel's
+    # Requires-Dist, data/pins.json); a range of releases (`0.5.10-0.5.14`) only when all pin the
+    # same. Not pinned exactly, or a release the data lacks -> unknown.
+    "sglang_pin": _sglang_pin,
 }
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {

@@ -15,6 +15,7 @@ import re
 
 from sglang_doctor.facts.crash import CrashWatch
 from sglang_doctor.facts.decode import DecodeStats
+from sglang_doctor.facts.packages import HINT as _PACKAGE_HINT, PackageWatch
 from sglang_doctor.read.records import Record, parse_ts as _ts
 
 if TYPE_CHECKING:
@@ -93,6 +94,7 @@ class Context:
         self._names: dict[str, Any] | None = None  # names(), kept once finish() has run
         self._finished = False
         self.crash = CrashWatch()  # signs of a failed launch, whatever rule knows it (crash.py)
+        self.packages = PackageWatch()  # package versions the log shows (packages.py)
         self.text_lines = 0  # lines with any text (0: an empty input)
         self.sglang_mentioned = False  # any line names SGLang (see input_notes.py)
         self.last_ts: str | None = None
@@ -143,6 +145,7 @@ class Context:
                 self.last_ts = rec.ts
         self._note_text(rec)
         self.crash.observe(rec, "server.ready" in self.facts)
+        self.packages.observe(rec)
         if rec.kind != "line":
             self._observe_traceback(rec)
             return
@@ -262,6 +265,11 @@ class Context:
             except ValueError:
                 pass
         self.crash.finish(self)
+        for name, value, line, note in self.packages.facts():
+            self.set(name, value, line, note, overwrite=False)
+        if "package.sglang" in self.facts:  # (check_env / pip list, when no other line said it)
+            f = self.facts["package.sglang"]
+            self.set("sglang.version", f.value, f.line, f.note, overwrite=False)
         # A version stated nowhere can be bounded by the fields the server_args line has.
         if "sglang.version" not in self.facts and sa:
             from sglang_doctor.launch.version_infer import infer_version
@@ -486,7 +494,7 @@ def _ready(ctx: Context, m: re.Match[str], rec: Record) -> None:
 def scan_patterns() -> list[str]:
     """Regexes of the extractors: stage one lets their lines through (decode lines are read apart,
     facts/decode.py)."""
-    return [p.pattern for lit, p, h in _EXTRACTORS]
+    return [p.pattern for lit, p, h in _EXTRACTORS] + [_PACKAGE_HINT]
 
 
 # --- handled exceptions ------------------------------------------------------------------

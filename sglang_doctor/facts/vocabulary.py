@@ -42,6 +42,13 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("env_set.<NAME>", "bool",
              "`true` when the launch sets NAME (also when its value is not shown), `false` when it unsets it; "
              "missing when nothing says", "as `env.<NAME>`; a deprecation warning naming the variable"),
+    FactSpec("package.<DIST>", "str",
+             "the installed version of distribution DIST (PEP 503 name with `_` for `-`: `package.torch`, "
+             "`package.flashinfer_python`)",
+             "check_env, `pip freeze` / `pip list` pastes, `…-4.57.1.dist-info` paths, `torch 2.8.0` in a message"),
+    FactSpec("package_installed.<DIST>", "bool",
+             "DIST is installed (`true`: a site-packages path or a version shows it; `false`: check_env's "
+             "`Module Not Found`)", "as `package.<DIST>`; `…/dist-packages/vllm/…` in a traceback"),
     FactSpec("router.version", "str", "the sglang-router release",
              "`sglang-router==0.1.4`, pip's `sglang-router-0.1.4`"),
     FactSpec("gpu.name", "str", "the GPU model", "nvidia-smi, check_env, CUDA messages naming an NVIDIA/Tesla GPU"),

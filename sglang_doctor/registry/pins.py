@@ -118,6 +118,31 @@ def pin(version: str, dist: str) -> str | None:
     return load().pins(version).get(normalize_name(dist))
 
 
+def exact_pin(release: str, dist: str) -> str | None:
+    """The version ``release`` pins ``dist`` to with ``==`` (extras and a local ``+cu…`` kept out of
+    it); for a range ``a-b`` the version every release of the data in it pins. None when the pin is
+    not exact, the releases disagree, or no release of the data is meant."""
+    p = load()
+    if "-" in release.strip("-"):
+        lo, hi = release.split("-", 1)
+        if not lo or not hi:
+            return None  # an open range: later releases may pin another version
+        span = [r for r in p.releases if compare(lo, r) <= 0 <= compare(hi, r)]
+    else:
+        span = [release] if release in p.releases else []
+    found = {_exact(p.pins(r).get(normalize_name(dist))) for r in span}
+    if len(found) != 1:
+        return None
+    return found.pop()
+
+
+def _exact(spec: str | None) -> str | None:
+    spec = (spec or "").split("]")[-1].strip()
+    if spec.startswith("==") and "," not in spec and "*" not in spec:
+        return spec[2:].strip()
+    return None
+
+
 def pin_history(dist: str) -> list[tuple[str, str]]:
     """(release, specifier) for every release that requires ``dist``, oldest first."""
     p = load()

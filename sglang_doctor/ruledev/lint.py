@@ -16,6 +16,8 @@ Checks, one line per problem (`file:line: rule-id: message`):
   several for that (a rank, a pid, a size); `--strict` lists them;
 * a name in a template, expression or condition that no pattern captures, no `let`
   computes and no fact provides;
+* with `catalog` (`--catalog`): a rule whose sources cite an SGLang file but whose patterns match
+  no message of SGLang's catalog in its releases (ruledev/catalog_lint.py; `catalog_exempt:` opts out);
 * a fix flag that some release of the rule's (or the fix's) range does not have, under
   any spelling.
 """
@@ -195,7 +197,7 @@ class _Lines:
 _ALTERNATIVE = re.compile(r"(?i)or\b")
 
 
-def lint_rule(rule: Rule, strict: bool = False) -> list[Problem]:
+def lint_rule(rule: Rule, strict: bool = False, catalog: bool = False) -> list[Problem]:
     path = _display_path(rule.path)
     lines = _Lines(rule.path)
     out: list[Problem] = []
@@ -238,11 +240,16 @@ def lint_rule(rule: Rule, strict: bool = False) -> list[Problem]:
         if fix.text and _ALTERNATIVE.match(fix.text):
             add(lines("fixes", i, "text"), f"fixes[{i}].text: starts with 'or'; the report labels every fix after "
                                            "the first 'or:' itself")
+    if catalog:
+        from sglang_doctor.ruledev.catalog_lint import catalog_problems
+
+        for message in catalog_problems(rule):
+            add(lines("match", "any", 0, "regex"), message)
     return out
 
 
-def lint_rules(rules: list[Rule], strict: bool = False) -> list[Problem]:
+def lint_rules(rules: list[Rule], strict: bool = False, catalog: bool = False) -> list[Problem]:
     out: list[Problem] = []
     for rule in rules:
-        out.extend(lint_rule(rule, strict))
+        out.extend(lint_rule(rule, strict, catalog))
     return out
