@@ -66,8 +66,6 @@ KNOWN_STRICT_MISSES = {
         'vllm-import-error (package vllm set; package sglang raise) sets vllm, the label says add',
     '308-gptq-check-marlin-supported-undefined.log':
         'vllm-import-error (package vllm set; package sglang raise) sets vllm, the label says add',
-    '500-sgl-kernel-undefined-setdevice-nightly-torch.log':
-        'extension-torch-abi-mismatch (package torch set; package sgl-kernel set) names torch without the version or value the label asks',
     '501-sgl-kernel-undefined-setdevice-launch.log':
         'extension-torch-abi-mismatch (package torch set; package sgl-kernel set) names torch without the version or value the label asks',
     '700-no-kernel-image-rmsnorm-rtx5090.log':

@@ -64,8 +64,9 @@ _ERRORISH = re.compile(r"(?i)error|exception|fail|fault|abort|out of memory|not 
 FRAGMENT_LINES = 5  # at most this many lines and no SGLang line: a message copied on its own
 # What such a fragment must say to be taken for a failure (stricter than a paste to `explain`, which
 # the user offers as an error: a warning such as "... is not supported by ..." is not one).
-_FRAGMENT_ERROR = re.compile(r"(?i)\berror\b|exception|\bfail(?:ed|ure|s)?\b|fault|\babort|out of memory|illegal|"
-                             r"timed? ?out|refused|denied|\bkilled\b|crash")
+_FRAGMENT_ERROR = re.compile(r"(?i)(?:error|exception)\b|\b(?:fail(?:ed|ure|s)?|fault|abort(?:ed)?|out of memory|illegal|"
+                             r"timed? ?out|refused|denied|killed|crash(?:ed)?)\b")
+FRAGMENT_CHARS = 500  # longer is a dump (a server_args excerpt), not a message
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 
 # An exception that only says something else failed first (a peer rank, the NCCL/gloo link to it, a
@@ -212,7 +213,7 @@ class CrashWatch:
             ctx.sglang_mentioned or ctx.server_args or ctx.command)
         if not self.signs and self.first_text is not None and (
                 (self.pasted and _ERRORISH.search(self.first_text[1])) or
-                (fragment and _FRAGMENT_ERROR.search(self.first_text[1]))):
+                (fragment and len(self.first_text[1]) <= FRAGMENT_CHARS and _FRAGMENT_ERROR.search(self.first_text[1]))):
             what = "the error pasted to explain" if self.pasted else "an error message on its own (no SGLang log around it)"
             signs.append(Sign("pasted", self.first_text[0], self.first_text[1], what))
         if not signs:

@@ -243,7 +243,7 @@ def _check_env(text: str, found: dict[str, Seen]) -> None:
 
 
 def _messages(text: str, found: dict[str, Seen], dists: Iterable[str]) -> None:
-    names = sorted(set(dists), key=len, reverse=True)
+    names = sorted(set(dists), key=lambda n: (-len(n), n))  # (a stable order: the pattern is cached by its text)
     rx = re.compile(r"(?<![\w/.-])(?P<name>" + "|".join(re.escape(n) for n in names) + r")"
                     r"(?:\s+version)?(?:\s+is\s+|\s*:\s*|\s+)v?(?P<v>" + _VERSION + r")(?![\w+]|\.\w)",
                     re.IGNORECASE)
