@@ -164,7 +164,7 @@ def _policy(per_unit: list[list[Finding]], options: Options, names: list[str],
 def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[list[Finding], LaunchInfo]:
     """The fix stage of one unit: fixes spelled for its release, its corrected command."""
     from sglang_doctor.facts.startup import startup_summary
-    from sglang_doctor.fix.correct import correct, launch_command, spell_fixes
+    from sglang_doctor.fix.correct import correct, launch_command, rebuilt_defaults, spell_fixes
     from sglang_doctor.fix.router_spelling import spell_router_fixes
 
     primary = unit.primary
@@ -198,6 +198,7 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
                         inputs=unit.inputs if len(unit.launches) > 1 else None,
                         sglang_version=str(version) if version else None, corrected_command=text,
                         command_source=rebuilt or (source if command else None),
+                        command_defaults_omitted=rebuilt_defaults(ctx.server_args, version, fixed) if rebuilt else None,
                         command_releases=_span(found.releases) if found is not None and found.narrowed else None,
                         command_kind=found.kind if text is not None and found is not None else None,
                         command_notes=(found.notes or None) if text is not None and found is not None else None,
