@@ -110,6 +110,9 @@ _common = [
                  help="The launch command (docker run … / python -m sglang.launch_server …) to correct."),
     click.option("--cmd-file", default=None, type=click.Path(), metavar="FILE",
                  help="Read the launch command from a shell script or a compose file."),
+    click.option("--model-dir", default=None, type=click.Path(), metavar="DIR",
+                 help="The model's directory (its config.json): fix values such as a --tp-size that splits its heads. "
+                      "Default: the launch's model path on disk or in the Hugging Face cache."),
     click.option("--diff", is_flag=True, help="Also show the corrected command as a unified diff of the given one."),
     click.option("--redact-hosts", is_flag=True, help="Also mask IP addresses and host names."),
     click.option("-q", "--quiet", is_flag=True, help="Only errors and warnings; no startup summary."),
@@ -160,6 +163,7 @@ class _Settings:
     command_yaml: bool = False  # --cmd-file was a compose / Kubernetes file
     command_text: str | None = None  # --cmd-file of a script: the lines holding the launch, as written
     diff: bool = False  # --diff: the corrected command as a unified diff too
+    model_dir: str | None = None  # --model-dir: the model's config.json for fix values
     rules: list[Any] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)  # rule id -> the project's severity
@@ -265,6 +269,7 @@ def _options(st: _Settings, sup: Any, **kw: Any) -> Any:
     return Options(command=st.command, command_text=st.command_text, command_yaml=st.command_yaml,
                    redact_hosts=st.redact_hosts,
                    jobs=st.jobs, command_source="cmd-file" if st.cmd_file else "cmd",
+                   model_dir=st.model_dir, find_model=True,
                    severity=st.severity, suppressor=sup, **kw)
 
 

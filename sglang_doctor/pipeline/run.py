@@ -39,6 +39,8 @@ class Options:
     command_source: str = "cmd"  # where `command` came from: cmd | cmd-file
     severity: dict[str, str] = field(default_factory=dict)  # the project's severity per rule (config)
     suppressor: Any = None  # a policy.suppress.Suppressor: baseline and inline ignores
+    model_dir: str | None = None  # the model's directory (--model-dir): its config.json gives fix values
+    find_model: bool = False  # else look the launch's model path up on disk / in the HF cache (the CLI does)
 
 
 @dataclass
@@ -166,6 +168,7 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
     from sglang_doctor.facts.startup import startup_summary
     from sglang_doctor.fix.correct import correct, launch_command, rebuilt_defaults, spell_fixes
     from sglang_doctor.fix.router_spelling import spell_router_fixes
+    from sglang_doctor.fix.tp_values import tp_values
 
     primary = unit.primary
     ctx = primary.context
@@ -174,6 +177,7 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
     source = options.command_source if options.command else ("log-comment" if given else None)
     command, rebuilt = launch_command(given, ctx.server_args, version)
     findings = spell_fixes(findings, version)
+    findings = tp_values(findings, ctx.server_args, options.model_dir, options.find_model)
     findings = spell_router_fixes(findings, ctx.get("router.version"), command)
     yaml = options.command_yaml and command == options.command
     known = dict(ctx.server_args)  # the launch's settings as the log shows them (a quantization read at load too)
