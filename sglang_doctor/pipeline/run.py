@@ -183,6 +183,7 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
     known = dict(ctx.server_args)  # the launch's settings as the log shows them (a quantization read at load too)
     if not known.get("quantization") and ctx.get("model.quantization"):
         known["quantization"] = ctx.get("model.quantization")
+    known["gpu.sm"] = ctx.get("gpu.sm")  # (GPU-bound combinations: fix/combinations.py)
     found = correct(command, findings, env_wrapper=yaml, version=version, server_args=known)
     fixed = found.command if found is not None else None
     text = nodes = None
