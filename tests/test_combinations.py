@@ -97,3 +97,19 @@ def test_the_next_backend_is_taken_on_a_gpu_that_refuses_the_first() -> None:
     assert any("FlashAttention v3 Backend requires SM>=80" in n for n in found.notes)
     hopper = correct(LAUNCH, [_backend_fixes()], version="0.5.14", server_args={"gpu.sm": 90})
     assert hopper is not None and "--attention-backend fa3" in render(hopper.command)
+
+
+def test_fp8_is_refused_below_sm80_and_torch_compile_without_graph_padding() -> None:
+    cmd = parse_command(LAUNCH)
+    assert cmd is not None
+    fp8 = FixOut(kind="flag", flag="--quantization", action="set", value="fp8")
+    t4 = created_by(fp8, cmd, {"gpu.sm": 75}, ["0.5.14"])
+    assert t4 is not None and t4.id == "quantization-below-sm80"
+    assert created_by(fp8, cmd, {"gpu.sm": 86}, ["0.5.14"]) is None
+    compile_ = FixOut(kind="flag", flag="--enable-torch-compile", action="add")
+    padded = parse_command(f"{LAUNCH} --disable-cuda-graph-padding")
+    assert padded is not None
+    combo = created_by(compile_, padded, {}, ["0.5.14"])
+    assert combo is not None and combo.id == "torch-compile-without-cuda-graph-padding"
+    assert created_by(compile_, padded, {}, ["0.5.5.post3"]) is None  # not refused before 0.5.14
+    assert created_by(compile_, cmd, {}, ["0.5.14"]) is None

@@ -36,7 +36,12 @@ def combinations() -> tuple[Combination, ...]:
 
 
 def _value(cmd: LaunchCommand, flag: str, facts: Mapping[str, Any]) -> str | None:
-    """The launch's value of `flag`: the command's, else the log's (ServerArgs field name)."""
+    """The launch's value of `flag`: the command's, else the log's (ServerArgs field name). A switch
+    is "true" when the command has it (the log's True may be a value the removal of it left stale)."""
+    from sglang_doctor.registry.flags import takes_value
+
+    if not takes_value(flag):
+        return "true" if cmd.has(flag) else None
     if cmd.has(flag):
         return cmd.get(flag)
     v = facts.get(flag[2:].replace("-", "_"))
