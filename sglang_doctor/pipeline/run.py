@@ -31,6 +31,7 @@ class Options:
     command: str | None = None  # the launch command, when the user gave it
     command_text: str | None = None  # the script lines holding it as written (--cmd-file), else None
     command_yaml: bool = False  # it came from a compose / Kubernetes file: no shell reads its prefixes
+    command_yaml_text: str | None = None  # that file's text: the corrected command is its edited keys
     redact_hosts: bool = False
     fast: bool = True  # stage-one scanner for long logs (False: every line the slow way)
     trace: Any = None  # --why: observer of the matcher, told of each input (see why.py)
@@ -188,17 +189,24 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
     fixed = found.command if found is not None else None
     text = nodes = None
     if fixed is not None:
-        from sglang_doctor.launch.command import render
+        from sglang_doctor.launch.command import LaunchCommand, render
         from sglang_doctor.launch.splice import splice
         from sglang_doctor.policy.redact import redact_command
 
         redacted = redact_command(fixed)  # --api-key $SGLANG_API_KEY: pasteable, and no secret
         # the user's own text (wrapper, chains, line continuations) with only the launch's words changed
         written = (options.command_text or command) if command == options.command else command
-        text = render(redacted) if yaml or not written else splice(written, redacted)
+        from sglang_doctor.launch.yaml_edit import yaml_fragment
+
+        def write(c: LaunchCommand) -> str:  # a compose / Kubernetes file: the YAML keys that change
+            if yaml:
+                return (yaml_fragment(options.command_yaml_text, c) if options.command_yaml_text else None) or render(c)
+            return splice(written, c) if written else render(c)
+
+        text = write(redacted)
         from sglang_doctor.fix.nodes import node_commands
 
-        nodes = [render(n) if yaml or not written else splice(written, n) for n in node_commands(redacted)] or None
+        nodes = [write(n) for n in node_commands(redacted)] or None
     launch = LaunchInfo(input=primary.input, first_line=primary.first_line, last_line=primary.last_line,
                         inputs=unit.inputs if len(unit.launches) > 1 else None,
                         sglang_version=str(version) if version else None, corrected_command=text,
@@ -240,6 +248,10 @@ def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]
                                          f"{launch.sglang_version} lack a flag or value it sets")
     if given:
         ctx["command"] = options.command_text if options.command and options.command_text else given
+        if options.command_yaml_text and launch.corrected_command:  # what the YAML fragment replaces
+            from sglang_doctor.launch.yaml_edit import original_fragment
+
+            ctx["command"] = original_fragment(options.command_yaml_text, launch.corrected_command) or given
     elif launch.command_source == "server_args":
         from sglang_doctor.fix.correct import launch_command
 
