@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Iterator
 from typing import Any
 
-from sglang_doctor.launch.command import DEFAULT_ALIASES, LaunchCommand, _find_launch, _yaml_part
+from sglang_doctor.launch.command import DEFAULT_ALIASES, LaunchCommand, _find_launch, _yaml_part, yaml_documents
 from sglang_doctor.launch.splice import splice
 
 _KEYS = ("entrypoint", "command", "args")  # compose: entrypoint + command; Kubernetes: command + args
@@ -96,19 +96,7 @@ def _dump(key: str, original: Any, words: list[str]) -> str:
 
 def _launch_nodes(text: str) -> Iterator[tuple[list[tuple[str, list[str]]], dict[Any, Any], list[str]]]:
     """(its command keys' words, the mapping, its path) of each mapping whose keys hold an SGLang launch."""
-    import re
-
-    import yaml
-
-    from sglang_doctor.read.safe_yaml import YamlError, load_yaml
-
-    for chunk in re.split(r"(?m)^---[^\n]*$", text):  # Kubernetes files hold several documents
-        if not chunk.strip():
-            continue
-        try:
-            doc = load_yaml(chunk)
-        except (YamlError, yaml.YAMLError, RecursionError, ValueError, TypeError):
-            continue
+    for doc in yaml_documents(text):
         for path, node in _nodes(doc):
             keys = [(k, _words(node.get(k))) for k in _KEYS if node.get(k)]
             if _find_launch(shlex.join([w for _, ws in keys for w in ws]), DEFAULT_ALIASES):
