@@ -142,6 +142,8 @@ class LaunchInfo:
     sglang_version: str | None = None
     corrected_command: str | None = None
     command_source: str | None = None  # cmd | cmd-file | log-comment | server_args
+    # a command rebuilt from server_args: the flags it leaves out, the log showing them at their default
+    command_defaults_omitted: list[str] | None = None
     # the releases the corrected command is written for, when fewer than the log's range ("0.5.10-0.5.23")
     command_releases: str | None = None
     # "corrected": the command carries the root cause's fix; "suggested": only other findings' changes

@@ -69,3 +69,47 @@ def test_the_issue_example_through_the_cli(tmp_path) -> None:
     assert rep["context"]["corrected_command_left_out"][0].startswith("--dtype bfloat16 left out")
     text = run(["check", str(log), "--no-baseline", "--no-color"]).stdout
     assert "(--dtype bfloat16 left out: the plain AWQ and GPTQ kernels take float16 activations only" in text
+
+
+def _backend_fixes() -> Finding:
+    return Finding(rule="r", code="SGD000", severity="error", title="t", explanation="e",
+                   fixes=[FixOut(kind="flag", flag="--attention-backend", action="set", value="fa3"),
+                          FixOut(kind="flag", flag="--attention-backend", action="set", value="triton")])
+
+
+def test_a_gpu_bound_backend_is_refused_on_another_gpu() -> None:
+    cmd = parse_command(LAUNCH)
+    assert cmd is not None
+    fa3 = _backend_fixes().fixes[0]
+    turing = created_by(fa3, cmd, {"gpu.sm": 75}, ["0.5.14"])
+    assert turing is not None and turing.id == "fa3-outside-sm80-sm90"
+    assert created_by(fa3, cmd, {"gpu.sm": 90}, ["0.5.14"]) is None
+    assert created_by(fa3, cmd, {"gpu.sm": 100}, ["0.5.23"]) is not None  # Blackwell: not sm8x/sm90 either
+    assert created_by(fa3, cmd, {}, ["0.5.14"]) is None  # a GPU the log does not name: not assumed
+    mla = FixOut(kind="flag", flag="--attention-backend", action="set", value="trtllm_mla")
+    assert created_by(mla, cmd, {"gpu.sm": 120}, ["0.5.5.post3"]) is not None  # sm100 only there
+    assert created_by(mla, cmd, {"gpu.sm": 120}, ["0.5.14"]) is None  # SM12x joins in 0.5.14
+
+
+def test_the_next_backend_is_taken_on_a_gpu_that_refuses_the_first() -> None:
+    found = correct(LAUNCH, [_backend_fixes()], version="0.5.14", server_args={"gpu.sm": 75})
+    assert found is not None and "--attention-backend triton" in render(found.command)
+    assert any("FlashAttention v3 Backend requires SM>=80" in n for n in found.notes)
+    hopper = correct(LAUNCH, [_backend_fixes()], version="0.5.14", server_args={"gpu.sm": 90})
+    assert hopper is not None and "--attention-backend fa3" in render(hopper.command)
+
+
+def test_fp8_is_refused_below_sm80_and_torch_compile_without_graph_padding() -> None:
+    cmd = parse_command(LAUNCH)
+    assert cmd is not None
+    fp8 = FixOut(kind="flag", flag="--quantization", action="set", value="fp8")
+    t4 = created_by(fp8, cmd, {"gpu.sm": 75}, ["0.5.14"])
+    assert t4 is not None and t4.id == "quantization-below-sm80"
+    assert created_by(fp8, cmd, {"gpu.sm": 86}, ["0.5.14"]) is None
+    compile_ = FixOut(kind="flag", flag="--enable-torch-compile", action="add")
+    padded = parse_command(f"{LAUNCH} --disable-cuda-graph-padding")
+    assert padded is not None
+    combo = created_by(compile_, padded, {}, ["0.5.14"])
+    assert combo is not None and combo.id == "torch-compile-without-cuda-graph-padding"
+    assert created_by(compile_, padded, {}, ["0.5.5.post3"]) is None  # not refused before 0.5.14
+    assert created_by(compile_, cmd, {}, ["0.5.14"]) is None

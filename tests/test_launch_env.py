@@ -361,8 +361,9 @@ def test_cli_cmd_file_compose(tmp_path, monkeypatch) -> None:
     rep = json.loads(r.stdout)
     assert rep["context"]["env"]["NCCL_P2P_DISABLE"] == "1"
     assert rep["context"]["launch"]["env_file"] == ".env, extra.env"
-    # compose runs its command without a shell: the env fix goes into an `env` wrapper
-    assert rep["corrected_command"] == "env HF_TOKEN=$HF_TOKEN python3 -m sglang.launch_server --model-path X --tp 2"
+    # compose runs its command without a shell: the env fix goes into an `env` wrapper, in the file's command key
+    assert rep["corrected_command"] == ("# services.sglang:\n"
+                                        "command: env HF_TOKEN=$HF_TOKEN python3 -m sglang.launch_server --model-path X --tp 2")
     # the same launch as a shell line gets a prefix
     r = run(["--format", "json", "--cmd", "python3 -m sglang.launch_server --model-path X --tp 2", "x.log"])
     assert json.loads(r.stdout)["corrected_command"] == "HF_TOKEN=$HF_TOKEN python3 -m sglang.launch_server --model-path X --tp 2"

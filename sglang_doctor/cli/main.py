@@ -77,8 +77,9 @@ def _exit_code(summary: dict[str, int], fail_on: str) -> int:
     return 1 if any(n and sev in SEVERITY_RANK and fails(sev, fail_on) for sev, n in summary.items()) else 0
 
 
-def _read_cmd_file(path: str) -> tuple[str, str | None]:
-    """The launch command of a script or compose file, and (a script) the lines holding it as written."""
+def _read_cmd_file(path: str) -> tuple[str, str]:
+    """The launch command of a script or compose file, and the lines holding it as written (a
+    compose / Kubernetes file: its whole text)."""
     from sglang_doctor.launch.command import extract_command
     from sglang_doctor.launch.splice import launch_lines
 
@@ -89,7 +90,7 @@ def _read_cmd_file(path: str) -> tuple[str, str | None]:
     cmd = extract_command(text, path)
     if not cmd:
         _die(f"{path}: no SGLang launch command found")
-    return cmd, None if path.lower().endswith((".yml", ".yaml")) else launch_lines(text, text)[0]
+    return cmd, text if path.lower().endswith((".yml", ".yaml")) else launch_lines(text, text)[0]
 
 
 def _quiet_broken_pipe() -> NoReturn:
@@ -110,6 +111,9 @@ _common = [
                  help="The launch command (docker run … / python -m sglang.launch_server …) to correct."),
     click.option("--cmd-file", default=None, type=click.Path(), metavar="FILE",
                  help="Read the launch command from a shell script or a compose file."),
+    click.option("--model-dir", default=None, type=click.Path(), metavar="DIR",
+                 help="The model's directory (its config.json): fix values such as a --tp-size that splits its heads. "
+                      "Default: the launch's model path on disk or in the Hugging Face cache."),
     click.option("--diff", is_flag=True, help="Also show the corrected command as a unified diff of the given one."),
     click.option("--redact-hosts", is_flag=True, help="Also mask IP addresses and host names."),
     click.option("-q", "--quiet", is_flag=True, help="Only errors and warnings; no startup summary."),
@@ -158,8 +162,9 @@ class _Settings:
     why: bool
     jobs: int | None = None
     command_yaml: bool = False  # --cmd-file was a compose / Kubernetes file
-    command_text: str | None = None  # --cmd-file of a script: the lines holding the launch, as written
+    command_text: str | None = None  # --cmd-file: the lines holding the launch as written (YAML: the file)
     diff: bool = False  # --diff: the corrected command as a unified diff too
+    model_dir: str | None = None  # --model-dir: the model's config.json for fix values
     rules: list[Any] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)  # rule id -> the project's severity
@@ -262,9 +267,12 @@ def _options(st: _Settings, sup: Any, **kw: Any) -> Any:
     """The run's options from the settings: the command, the policy (severities, suppressions)."""
     from sglang_doctor.pipeline.run import Options
 
-    return Options(command=st.command, command_text=st.command_text, command_yaml=st.command_yaml,
+    yaml_text = st.command_text if st.command_yaml else None  # (the file, not a launch's lines)
+    return Options(command=st.command, command_text=None if st.command_yaml else st.command_text,
+                   command_yaml=st.command_yaml, command_yaml_text=yaml_text,
                    redact_hosts=st.redact_hosts,
                    jobs=st.jobs, command_source="cmd-file" if st.cmd_file else "cmd",
+                   model_dir=st.model_dir, find_model=True,
                    severity=st.severity, suppressor=sup, **kw)
 
 

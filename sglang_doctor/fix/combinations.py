@@ -21,6 +21,7 @@ class Combination:
     releases: str
     error: str
     why: str
+    gpu_sm: tuple[tuple[int, int], ...] = ()  # the compute capabilities taking it (none: every GPU)
 
 
 @lru_cache(maxsize=1)
@@ -30,15 +31,33 @@ def combinations() -> tuple[Combination, ...]:
     text = resources.files("sglang_doctor.data").joinpath("rejected-combinations.yaml").read_text(encoding="utf-8")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return tuple(Combination(d["id"], {k: tuple(str(x) for x in v) for k, v in d["flags"].items()}, d["releases"],
-                             d["error"], d["why"]) for d in yaml.load(text, Loader=loader))
+                             d["error"], d["why"], tuple((int(lo), int(hi)) for lo, hi in d.get("gpu_sm") or ()))
+                 for d in yaml.load(text, Loader=loader))
 
 
 def _value(cmd: LaunchCommand, flag: str, facts: Mapping[str, Any]) -> str | None:
-    """The launch's value of `flag`: the command's, else the log's (ServerArgs field name)."""
+    """The launch's value of `flag`: the command's, else the log's (ServerArgs field name). A switch
+    is "true" when the command has it (the log's True may be a value the removal of it left stale)."""
+    from sglang_doctor.registry.flags import takes_value
+
+    if not takes_value(flag):
+        return "true" if cmd.has(flag) else None
     if cmd.has(flag):
         return cmd.get(flag)
     v = facts.get(flag[2:].replace("-", "_"))
     return None if v is None or isinstance(v, bool) else str(v)
+
+
+GPU_SM = "gpu.sm"  # the facts key of the GPU's compute capability (10 x major + minor), when the log names it
+
+
+def _gpu_refuses(c: Combination, facts: Mapping[str, Any]) -> bool:
+    """Whether the launch's GPU is one `c` is refused on: any GPU when `c` names none; when it does,
+    a GPU the log names outside its ranges (an unknown GPU: not assumed to refuse)."""
+    if not c.gpu_sm:
+        return True
+    sm = facts.get(GPU_SM)
+    return isinstance(sm, int) and not any(lo <= sm <= hi for lo, hi in c.gpu_sm)
 
 
 def made(cmd: LaunchCommand, facts: Mapping[str, Any], releases: list[str]) -> Combination | None:
@@ -48,7 +67,7 @@ def made(cmd: LaunchCommand, facts: Mapping[str, Any], releases: list[str]) -> C
     for c in combinations():
         if releases and not any(in_range(r, c.releases) for r in releases):
             continue
-        if all(_value(cmd, flag, facts) in values for flag, values in c.flags.items()):
+        if all(_value(cmd, flag, facts) in values for flag, values in c.flags.items()) and _gpu_refuses(c, facts):
             return c
     return None
 

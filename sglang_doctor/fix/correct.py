@@ -224,3 +224,14 @@ def launch_command(command: str | None, server_args: dict[str, Any], version: st
     rels = releases_of(version)
     rebuilt = rebuild_command(server_args, rels[-1] if rels else None)
     return (rebuilt, "server_args") if rebuilt else (None, None)
+
+
+def rebuilt_defaults(server_args: dict[str, Any], version: str | None, fixed: LaunchCommand | None) -> list[str]:
+    """The flags a command rebuilt from server_args leaves out because the log shows them at the
+    release's default (launch_command's release: the newest of `version`'s range), but for those
+    its correction `fixed` sets."""
+    from sglang_doctor.fix.rebuild import rebuild
+    from sglang_doctor.registry.spelling import releases_of
+
+    rels = releases_of(version)
+    return [f for f in rebuild(server_args, rels[-1] if rels else None)[1] if fixed is None or not fixed.has(f)]

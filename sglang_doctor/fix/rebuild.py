@@ -25,15 +25,22 @@ def _as_arg(value: Any) -> str | None:
 
 
 def rebuild_command(server_args: dict[str, Any], release: str | None) -> str | None:
+    return rebuild(server_args, release)[0]
+
+
+def rebuild(server_args: dict[str, Any], release: str | None) -> tuple[str | None, list[str]]:
+    """The rebuilt command, and the flags it leaves out because the log shows them at `release`'s
+    default (the command relies on those defaults: another release may change them)."""
     from sglang_doctor.registry import flags
 
     if not server_args.get("model_path"):
-        return None
+        return None, []
     try:
         table = flags.flags_for(release)
     except (KeyError, ValueError):
         table = flags.flags_for(None)
     parts = ["python3", "-m", "sglang.launch_server", "--model-path", shlex.quote(str(server_args["model_path"]))]
+    defaults: list[str] = []
     for field, value in server_args.items():
         if field in _SKIP or field == "model_path" or field.startswith("__"):
             continue
@@ -42,6 +49,7 @@ def rebuild_command(server_args: dict[str, Any], release: str | None) -> str | N
             continue
         spec = table[name]
         if value == spec.default or (value in (None, "", [], {}) and spec.default in (None, "", [], {})):
+            defaults.append(spec.name)
             continue
         if not spec.takes_value:
             if value is True:
@@ -55,6 +63,8 @@ def rebuild_command(server_args: dict[str, Any], release: str | None) -> str | N
             continue
         arg = _as_arg(value)
         if arg is None or (isinstance(value, str) and value == str(spec.default)):
+            if arg is not None:
+                defaults.append(spec.name)
             continue
         parts.extend([spec.name, shlex.quote(arg)])
-    return " ".join(parts)
+    return " ".join(parts), defaults

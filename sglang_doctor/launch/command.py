@@ -529,7 +529,8 @@ def _yaml_candidates(doc: Any) -> Iterator[tuple[str, dict[Any, Any]]]:
             stack.extend(reversed(node))
 
 
-def _from_yaml(text: str) -> str | None:
+def yaml_documents(text: str) -> Iterator[Any]:
+    """The documents of a compose / Kubernetes file that load (a bad one is passed over)."""
     from sglang_doctor.read.safe_yaml import YamlError, load_yaml  # bounded loader: refuses alias bombs
 
     import yaml
@@ -538,9 +539,13 @@ def _from_yaml(text: str) -> str | None:
         if not chunk.strip():
             continue
         try:
-            doc = load_yaml(chunk)
+            yield load_yaml(chunk)
         except (YamlError, yaml.YAMLError, RecursionError, ValueError, TypeError):
             continue
+
+
+def _from_yaml(text: str) -> str | None:
+    for doc in yaml_documents(text):
         for cand, node in _yaml_candidates(doc):
             found = _find_launch(cand, DEFAULT_ALIASES)
             if found:

@@ -36,6 +36,7 @@ from sglang_doctor.launch.command import LaunchCommand, parse_command, render
 from sglang_doctor.fix import memory_model as mm
 from sglang_doctor.fix.memory_defaults import at_least
 from sglang_doctor.launch.gpu import GpuReading, resolve_gpu
+from sglang_doctor.fix.tp_values import tp_ok
 from sglang_doctor.launch.model_dir import ModelInfo, read_model_dir, resolve_model_dir
 from sglang_doctor.model import Evidence, Finding, FixOut, Report
 from sglang_doctor.policy.redact import redact_command
@@ -130,26 +131,9 @@ def _finding(rule: str, severity: str, title: str, explanation: str,
                    captures=dict(captures or {}), fixes=list(fixes))
 
 
-def _tp_ok(model: ModelInfo, tp: int) -> bool:
-    """The shapes a tp size must split: heads, KV heads (or replicate), linear-attention heads."""
-    if model.num_heads % tp:
-        return False
-    kv = model.num_kv_heads
-    if not model.use_mla and ((kv >= tp and kv % tp) or (kv < tp and tp % kv)):
-        return False
-    if model.intermediate_size and model.intermediate_size % tp:
-        return False
-    st = model.linear
-    if st is not None:
-        groups = st.n_groups if st.n_groups % tp == 0 else tp
-        if st.num_heads % tp or (st.intermediate_size + 2 * groups * st.state_size) % tp:
-            return False
-    return True
-
-
 def _check_tp(model: ModelInfo, launch: mm.Launch, gpus: int | None) -> list[Finding]:
     tp = launch.attn_tp
-    if tp <= 1 or _tp_ok(model, tp):
+    if tp <= 1 or tp_ok(model, tp):
         return []
     parts = []
     if model.num_heads % tp:
@@ -162,7 +146,7 @@ def _check_tp(model: ModelInfo, launch: mm.Launch, gpus: int | None) -> list[Fin
     if model.linear is not None and model.linear.num_heads % tp:
         parts.append(f"linear-attention value heads ({model.linear.num_heads})")
     limit = gpus or launch.tp
-    options = [t for t in range(launch.tp, 0, -1) if t <= limit and _tp_ok(model, t)]
+    options = [t for t in range(launch.tp, 0, -1) if t <= limit and tp_ok(model, t)]
     fixes = [FixOut(kind="flag", flag="--tp-size", action="set", from_=str(launch.tp), value=str(options[0]))] if options else []
     return [_finding("tp-not-divisible", "error",
         "A model dimension (heads, KV heads, intermediate size) is not divisible by --tp-size",
@@ -192,7 +176,7 @@ def _check_fp8_blocks(model: ModelInfo, launch: mm.Launch) -> list[Finding]:
             fixes = [FixOut(kind="flag", flag="--ep-size", action="set", from_=str(launch.ep), value=str(launch.tp),
                             text="expert parallelism keeps each expert whole on one GPU")]
         else:
-            good = [t for t in range(launch.tp - 1, 0, -1) if (size // t) % block_n == 0 and _tp_ok(model, t)]
+            good = [t for t in range(launch.tp - 1, 0, -1) if (size // t) % block_n == 0 and tp_ok(model, t)]
             fixes = [FixOut(kind="flag", flag="--tp-size", action="lower", from_=str(launch.tp), value=str(good[0]))] if good else []
         return [_finding("fp8-block-quant-not-divisible", "error",
                          "A block-quantized (FP8/INT8) weight shard is not a multiple of the quantization block at this --tp-size",
@@ -346,7 +330,7 @@ def _tp_alternative(family: str, model: ModelInfo, launch: mm.Launch, gpu: mm.Gp
     limit = gpus or 1
     t = launch.tp * 2
     while t <= limit:
-        if _tp_ok(model, t):
+        if tp_ok(model, t):
             p = simulate(replace(launch, tp=t))
             if p is not None and p.serves_full_context:
                 return FixOut(kind="flag", flag="--tp-size", action="raise", from_=str(launch.tp), value=str(t)), p

@@ -31,6 +31,7 @@ class Options:
     command: str | None = None  # the launch command, when the user gave it
     command_text: str | None = None  # the script lines holding it as written (--cmd-file), else None
     command_yaml: bool = False  # it came from a compose / Kubernetes file: no shell reads its prefixes
+    command_yaml_text: str | None = None  # that file's text: the corrected command is its edited keys
     redact_hosts: bool = False
     fast: bool = True  # stage-one scanner for long logs (False: every line the slow way)
     trace: Any = None  # --why: observer of the matcher, told of each input (see why.py)
@@ -39,6 +40,8 @@ class Options:
     command_source: str = "cmd"  # where `command` came from: cmd | cmd-file
     severity: dict[str, str] = field(default_factory=dict)  # the project's severity per rule (config)
     suppressor: Any = None  # a policy.suppress.Suppressor: baseline and inline ignores
+    model_dir: str | None = None  # the model's directory (--model-dir): its config.json gives fix values
+    find_model: bool = False  # else look the launch's model path up on disk / in the HF cache (the CLI does)
 
 
 @dataclass
@@ -164,8 +167,9 @@ def _policy(per_unit: list[list[Finding]], options: Options, names: list[str],
 def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[list[Finding], LaunchInfo]:
     """The fix stage of one unit: fixes spelled for its release, its corrected command."""
     from sglang_doctor.facts.startup import startup_summary
-    from sglang_doctor.fix.correct import correct, launch_command, spell_fixes
+    from sglang_doctor.fix.correct import correct, launch_command, rebuilt_defaults, spell_fixes
     from sglang_doctor.fix.router_spelling import spell_router_fixes
+    from sglang_doctor.fix.tp_values import tp_values
 
     primary = unit.primary
     ctx = primary.context
@@ -174,30 +178,40 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
     source = options.command_source if options.command else ("log-comment" if given else None)
     command, rebuilt = launch_command(given, ctx.server_args, version)
     findings = spell_fixes(findings, version)
+    findings = tp_values(findings, ctx.server_args, options.model_dir, options.find_model)
     findings = spell_router_fixes(findings, ctx.get("router.version"), command)
     yaml = options.command_yaml and command == options.command
     known = dict(ctx.server_args)  # the launch's settings as the log shows them (a quantization read at load too)
     if not known.get("quantization") and ctx.get("model.quantization"):
         known["quantization"] = ctx.get("model.quantization")
+    known["gpu.sm"] = ctx.get("gpu.sm")  # (GPU-bound combinations: fix/combinations.py)
     found = correct(command, findings, env_wrapper=yaml, version=version, server_args=known)
     fixed = found.command if found is not None else None
     text = nodes = None
     if fixed is not None:
-        from sglang_doctor.launch.command import render
+        from sglang_doctor.launch.command import LaunchCommand, render
         from sglang_doctor.launch.splice import splice
         from sglang_doctor.policy.redact import redact_command
 
         redacted = redact_command(fixed)  # --api-key $SGLANG_API_KEY: pasteable, and no secret
         # the user's own text (wrapper, chains, line continuations) with only the launch's words changed
         written = (options.command_text or command) if command == options.command else command
-        text = render(redacted) if yaml or not written else splice(written, redacted)
+        from sglang_doctor.launch.yaml_edit import yaml_fragment
+
+        def write(c: LaunchCommand) -> str:  # a compose / Kubernetes file: the YAML keys that change
+            if yaml:
+                return (yaml_fragment(options.command_yaml_text, c) if options.command_yaml_text else None) or render(c)
+            return splice(written, c) if written else render(c)
+
+        text = write(redacted)
         from sglang_doctor.fix.nodes import node_commands
 
-        nodes = [render(n) if yaml or not written else splice(written, n) for n in node_commands(redacted)] or None
+        nodes = [write(n) for n in node_commands(redacted)] or None
     launch = LaunchInfo(input=primary.input, first_line=primary.first_line, last_line=primary.last_line,
                         inputs=unit.inputs if len(unit.launches) > 1 else None,
                         sglang_version=str(version) if version else None, corrected_command=text,
                         command_source=rebuilt or (source if command else None),
+                        command_defaults_omitted=rebuilt_defaults(ctx.server_args, version, fixed) if rebuilt else None,
                         command_releases=_span(found.releases) if found is not None and found.narrowed else None,
                         command_kind=found.kind if text is not None and found is not None else None,
                         command_notes=(found.notes or None) if text is not None and found is not None else None,
@@ -234,6 +248,10 @@ def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]
                                          f"{launch.sglang_version} lack a flag or value it sets")
     if given:
         ctx["command"] = options.command_text if options.command and options.command_text else given
+        if options.command_yaml_text and launch.corrected_command:  # what the YAML fragment replaces
+            from sglang_doctor.launch.yaml_edit import original_fragment
+
+            ctx["command"] = original_fragment(options.command_yaml_text, launch.corrected_command) or given
     elif launch.command_source == "server_args":
         from sglang_doctor.fix.correct import launch_command
 

@@ -12,7 +12,7 @@ import re
 import textwrap
 from typing import Any, Collection, TextIO
 
-from sglang_doctor.model import Finding, Report, line_name
+from sglang_doctor.model import Finding, LaunchInfo, Report, line_name
 from sglang_doctor.report.ansi import Painter, terminal_width, wants_color
 from sglang_doctor.report.common import (docs_base_url, docs_path, evidence_groups, input_tallies, root_cause,
                                          summary_line, tally_line, where)
@@ -184,7 +184,7 @@ def _startup(con: _Out, s: dict[str, Any]) -> None:
 def _launch(con: _Out, findings: list[Finding], startup: dict[str, Any] | None, corrected: str | None,
             names: list[str], multi: bool, quiet: bool, note: str | None = None, kind: str | None = None,
             left_out: list[str] | None = None, nodes: list[str] | None = None,
-            shown_already: Collection[tuple[str, int]] = ()) -> None:
+            shown_already: Collection[tuple[str, int]] = (), origin: str | None = None) -> None:
     """One launch: its startup summary, findings (consequences folded under their cause) and corrected
     command. `shown_already`: (rule, line) of findings --follow printed as they happened."""
     if not quiet and startup:
@@ -202,9 +202,24 @@ def _launch(con: _Out, findings: list[Finding], startup: dict[str, Any] | None, 
             where = f" (node {n} of {len(nodes)}: --node-rank {n})" if nodes else ""
             con.print((label + where + ":", "bold green"))
             con.print("  " + command.replace("\n", "\n  "))  # (a continuation line indented is still one command)
-        for line in ([note] if note else []) + list(left_out or []):
+        for line in ([origin] if origin else []) + ([note] if note else []) + list(left_out or []):
             con.print(("  (" + line + ")", "dim"))
         con.print()
+
+
+_ORIGINS = {"cmd": "from --cmd", "cmd-file": "from --cmd-file", "log-comment": "from the log's `# cmd:` line",
+            "server_args": "rebuilt from the log's server_args line (resolved values)"}
+_SHOWN_DEFAULTS = 6
+
+
+def command_origin(launch: LaunchInfo) -> str | None:
+    """Where a launch's command came from; for a rebuilt one, which flags it leaves at their default."""
+    line = _ORIGINS.get(launch.command_source or "")
+    left = launch.command_defaults_omitted or []
+    if line and left:
+        more = f", … {len(left) - _SHOWN_DEFAULTS} more in --format json" if len(left) > _SHOWN_DEFAULTS else ""
+        line += f"; left at the release's default: {', '.join(left[:_SHOWN_DEFAULTS])}{more}"
+    return line
 
 
 def _num(v: Any, fmt: str = ",") -> str:
@@ -272,13 +287,14 @@ def write(report: Report, out: TextIO, quiet: bool = False, color: bool | None =
             con.print()
             _launch(con, [report.findings[i] for i in launch.findings], launch.startup, launch.corrected_command,
                     names, multi, quiet, kind=launch.command_kind, left_out=launch.command_notes,
-                    nodes=launch.node_commands, shown_already=shown_already or set())
+                    nodes=launch.node_commands, shown_already=shown_already or set(), origin=command_origin(launch))
     else:
         _launch(con, report.findings, report.startup, report.corrected_command, names, multi, quiet,
                 report.context.get("corrected_command_unverified") or report.context.get("corrected_command_note"),
                 report.launches[0].command_kind if report.launches else None,
                 report.launches[0].command_notes if report.launches else None,
-                report.launches[0].node_commands if report.launches else None, shown_already or set())
+                report.launches[0].node_commands if report.launches else None, shown_already or set(),
+                command_origin(report.launches[0]) if report.launches else None)
     read = [i.name for i in report.inputs if not i.error]
     if not report.findings and report.inputs and not read:
         con.print(("✗ no input could be read", "bold red"))  # why: one line each on stderr
