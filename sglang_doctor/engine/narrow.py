@@ -32,6 +32,8 @@ BULK_LINES = (
     '[2026-05-02 09:20:01] INFO:     172.17.0.1:40312 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
 )
 
+VERSION = 1  # part of the stage-one cache key (engine/scan.py): change it when the forms change
+
 # Gaps that cannot cross a newline (a `.` does not, unless the pattern sets the s flag).
 _GAPS = (r"[^\n]*?", r"[^\n]*", r"[^\n]+?", r"[^\n]+")
 _DOT_GAPS = (".*?", ".*", ".+?", ".+")

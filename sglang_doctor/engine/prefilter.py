@@ -32,10 +32,7 @@ class ScannerCache:
                 return None
             from sglang_doctor.facts.context import scan_patterns
 
-            from sglang_doctor.engine.narrow import stage_one_form
-
             patterns = [p.regex for r in self.rules for p in r.match.any] + scan_patterns() + MARKERS
-            patterns = [stage_one_form(p) for p in patterns]  # (a superset of the lines: stage two decides)
             from sglang_doctor._speed.cachefiles import cache_dir
 
             try:
