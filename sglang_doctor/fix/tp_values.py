@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sglang_doctor.launch.model_dir import ModelInfo, read_model_dir, resolve_model_dir
 from sglang_doctor.model import Finding, FixOut
+
+if TYPE_CHECKING:  # (the model reader is imported where a config is read: not on every run)
+    from sglang_doctor.launch.model_dir import ModelInfo
 
 _TP_FLAGS = {"--tp-size", "--tp", "--tensor-parallel-size"}
 _SHOWN = 4  # the largest few sizes; smaller ones always work when these do not
@@ -41,6 +43,8 @@ def tp_ok(model: ModelInfo, tp: int) -> bool:
 
 def launch_model(model_dir: str | None, model_path: str | None, search: bool) -> ModelInfo | None:
     """The launch's model config: `model_dir`, else (`search`) the model path on disk or in the HF cache."""
+    from sglang_doctor.launch.model_dir import read_model_dir, resolve_model_dir
+
     path = resolve_model_dir(model_dir, dict(os.environ)) if model_dir else (
         resolve_model_dir(model_path, dict(os.environ)) if search and model_path else None)
     if path is None:
