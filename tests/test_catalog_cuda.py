@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from helpers_tools import load_tool
 from sglang_doctor.registry import cuda_codes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,13 +16,6 @@ DATA = ROOT / "sglang_doctor" / "data" / "cuda-codes.json"
 CLASSES = ROOT / "sglang_doctor" / "data" / "cuda-classes.yaml"
 
 
-def _tool(name: str):
-    sys.path.insert(0, str(ROOT / "tools"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _data() -> dict:
@@ -115,16 +107,20 @@ def test_curated_classes_name_only_extracted_codes_and_are_embedded_as_written()
 
 
 def test_nothing_is_read_at_import() -> None:
-    import importlib
+    import subprocess
+    import sys
 
-    mod = importlib.reload(cuda_codes)
-    assert mod._CODES is None
+    code = ("from sglang_doctor.registry import cuda_codes, packaged\n"
+            "assert not packaged._LOADED, packaged._LOADED\ncuda_codes.load()\nprint(sorted(packaged._LOADED))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['cuda-codes.json']"
 
 
 @pytest.mark.catalog_build
 def test_rebuild_from_local_wheels_gives_the_committed_file(tmp_path: Path) -> None:
-    tool = _tool("extract_cuda_codes")
-    wheelcache = _tool("wheelcache")
+    tool = load_tool("extract_cuda_codes")
+    wheelcache = load_tool("wheelcache")
     for dist, version, *_ in tool.CUDA_WHEELS + [tool.NCCL_WHEEL]:
         if wheelcache.cached(dist, version) is None:
             pytest.skip(f"{dist}=={version} is not in wheels/")

@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers_tools import load_tool
 from sglang_doctor.registry import libraries
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "sglang_doctor" / "data" / "libraries.json"
 
 
-def _tool(name: str):
-    sys.path.insert(0, str(ROOT / "tools"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_header_names_every_wheel_read() -> None:
@@ -75,7 +67,7 @@ def test_curated_driver_entries_are_marked_and_few() -> None:
     data = json.loads(DATA.read_text())
     curated = [n for n, info in data["driver"].items() if info.get("curated")]
     assert curated and len(curated) <= 8
-    tool = _tool("extract_libraries")
+    tool = load_tool("extract_libraries")
     assert set(curated) <= set(tool.DRIVER_ONLY)
     # libcuda itself was found mechanically: the wheels link against it or name it
     info = data["driver"]["libcuda.so.1"]
@@ -86,8 +78,8 @@ def test_curated_driver_entries_are_marked_and_few() -> None:
 def test_rebuild_from_local_wheels_gives_the_committed_file(tmp_path: Path) -> None:
     if not os.environ.get("CATALOG_BUILD"):
         pytest.skip("reads ~6 GB of wheels (~10 min): set CATALOG_BUILD=1")
-    tool = _tool("extract_libraries")
-    wheelcache = _tool("wheelcache")
+    tool = load_tool("extract_libraries")
+    wheelcache = load_tool("wheelcache")
     data = json.loads(DATA.read_text())
     if any(wheelcache.cached(w["dist"], w["version"]) is None for w in data["wheels"]):
         pytest.skip("the wheels are not in wheels/")

@@ -7,7 +7,6 @@ import importlib
 import importlib.util
 import json
 import os
-import sys
 import time
 import zipfile
 from pathlib import Path
@@ -15,23 +14,16 @@ from pathlib import Path
 import pytest
 import regex
 
+from helpers_tools import load_tool
 from sglang_doctor.registry import messages
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "sglang_doctor" / "data" / messages.DATA_FILE
 
 
-def _tool(name: str):
-    sys.path.insert(0, str(ROOT / "tools"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # (its dataclasses look their module up there)
-    spec.loader.exec_module(mod)
-    return mod
 
 
-TOOL = _tool("extract_messages")
+TOOL = load_tool("extract_messages")
 
 
 # ---------------------------------------------------------------- the extractor, on made-up sources
@@ -204,7 +196,7 @@ def test_nothing_is_read_at_import() -> None:
 def test_rebuild_from_local_wheels_gives_the_committed_file(tmp_path: Path) -> None:
     if not os.environ.get("CATALOG_BUILD"):
         pytest.skip("reads 14 releases (~15 min): set CATALOG_BUILD=1")
-    wheelcache = _tool("wheelcache")
+    wheelcache = load_tool("wheelcache")
     if any(wheelcache.cached("sglang", r) is None for r in TOOL.DEFAULT_RELEASES):
         pytest.skip("the sglang wheels are not in wheels/")
     out = tmp_path / "m.jsonl.gz"

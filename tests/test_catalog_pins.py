@@ -3,26 +3,18 @@ version helpers (registry/versions.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers_tools import load_tool
 from sglang_doctor.registry import pins, versions
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "sglang_doctor" / "data" / "pins.json"
 
 
-def _tool(name: str):
-    sys.path.insert(0, str(ROOT / "tools"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 # ---------------------------------------------------------------- the data
@@ -36,7 +28,7 @@ def test_header_records_one_wheel_per_release() -> None:
     assert len(data["wheels"]) == len(rels)
     for rel, w in zip(rels, data["wheels"]):
         assert w["wheel"].startswith(f"sglang-{rel}-") and len(w["sha256"]) == 64
-    wheelcache = _tool("wheelcache")
+    wheelcache = load_tool("wheelcache")
     assert rels == sorted(rels, key=wheelcache.version_key)
     for row in data["requirements"]:
         starts = [start for start, _ in row["history"]]
@@ -45,8 +37,8 @@ def test_header_records_one_wheel_per_release() -> None:
 
 @pytest.mark.catalog_build
 def test_rebuild_from_local_wheels_gives_the_committed_file(tmp_path: Path) -> None:
-    tool = _tool("extract_pins")
-    wheelcache = _tool("wheelcache")
+    tool = load_tool("extract_pins")
+    wheelcache = load_tool("wheelcache")
     rels = json.loads(DATA.read_text())["releases"]
     if any(wheelcache.cached("sglang", r) is None for r in rels):
         pytest.skip("the sglang wheels are not in wheels/")

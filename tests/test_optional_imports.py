@@ -3,7 +3,6 @@ builds it from the release wheels, the shipped data, and its lookups."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import keyword
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers_tools import load_tool
 from helpers_cli import command_runs
 from sglang_doctor.engine import expr
 from sglang_doctor.registry.optional_imports import _DATA, imported_from, optional_import
@@ -18,16 +18,9 @@ from sglang_doctor.registry.optional_imports import _DATA, imported_from, option
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location("extract_imports", ROOT / "tools" / "extract_imports.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["extract_imports"] = mod  # (its dataclasses look their module up there)
-    spec.loader.exec_module(mod)
-    return mod
 
 
-TOOL = _tool()
+TOOL = load_tool("extract_imports")
 
 GPTQ = b'''
 import torch

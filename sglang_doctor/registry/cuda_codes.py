@@ -19,13 +19,12 @@ long ones ("an illegal memory access was encountered") count anywhere. Nothing i
 
 from __future__ import annotations
 
-import json
-import threading
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 import regex
+
+from sglang_doctor.registry.packaged import load_json
 
 # A message this long is specific enough to be recognised without a "CUDA error:" before it.
 _BARE_MESSAGE_MIN = 24
@@ -167,17 +166,8 @@ def _message_key(message: str) -> str:
     return message.split(" (run with")[0].strip().lower()
 
 
-_LOCK = threading.Lock()
-_CODES: Codes | None = None
-
-
 def load() -> Codes:
-    global _CODES
-    with _LOCK:
-        if _CODES is None:
-            raw = resources.files("sglang_doctor").joinpath("data", "cuda-codes.json").read_text("utf-8")
-            _CODES = Codes(json.loads(raw))
-        return _CODES
+    return load_json("cuda-codes.json", Codes)
 
 
 def resolve(text: str) -> list[CodeEntry]:

@@ -12,11 +12,10 @@ major), and ``libnvrtc.so`` finds every ``libnvrtc.so.N``.
 
 from __future__ import annotations
 
-import json
 import re
-import threading
-from importlib import resources
 from typing import Any
+
+from sglang_doctor.registry.packaged import load_json
 
 _SUFFIX = re.compile(r"^(?P<stem>.+?\.so)(?P<ver>(?:\.\d+)*)$")
 _PYEXT = re.compile(r"\.(?:cpython-\d+[\w-]*|abi3)\.so$")
@@ -75,17 +74,8 @@ def _primary(library: str, dists: list[str]) -> str:
     return nvidia[0] if nvidia and library.startswith(("libcu", "libnv", "libnccl")) else dists[0]
 
 
-_LOCK = threading.Lock()
-_LIBS: Libraries | None = None
-
-
 def load() -> Libraries:
-    global _LIBS
-    with _LOCK:
-        if _LIBS is None:
-            raw = resources.files("sglang_doctor").joinpath("data", "libraries.json").read_text("utf-8")
-            _LIBS = Libraries(json.loads(raw))
-        return _LIBS
+    return load_json("libraries.json", Libraries)
 
 
 def provider(libname: str) -> dict[str, Any] | None:

@@ -10,12 +10,10 @@ a specifier may start with the dist's own extras (``[cu13]==0.7.2``).
 
 from __future__ import annotations
 
-import json
-import threading
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Iterable
 
+from sglang_doctor.registry.packaged import load_json
 from sglang_doctor.registry.versions import admits, compare, normalize_name
 
 # The extra a CUDA server install used while the base install was the frontend only.
@@ -89,17 +87,8 @@ class Pins:
         return out
 
 
-_LOCK = threading.Lock()
-_PINS: Pins | None = None
-
-
 def load() -> Pins:
-    global _PINS
-    with _LOCK:
-        if _PINS is None:
-            raw = resources.files("sglang_doctor").joinpath("data", "pins.json").read_text("utf-8")
-            _PINS = Pins(json.loads(raw))
-        return _PINS
+    return load_json("pins.json", Pins)
 
 
 def releases() -> list[str]:
