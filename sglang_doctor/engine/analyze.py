@@ -832,6 +832,8 @@ class _Blocks:
             self.factory = None
             self._lines(first, block)
             return
+        if not a.ctx.sglang_mentioned and (b"sglang" in block or b"SGLang" in block or b"SGLANG" in block):
+            a.ctx.sglang_mentioned = True  # (as the line path notes it: the scanner decodes only its hit lines)
         if not a.ctx.text_lines and _WORD_BYTES.search(block):
             a.ctx.text_lines = 1  # (the scanner's path decodes only its hit lines)
         a.feed_block(first, block, starts)
@@ -864,10 +866,12 @@ def analyze_chunks(chunks: Iterable[tuple[int, bytes]], matcher: Matcher, input_
         if isinstance(part, tuple) and isinstance(part[0], Prescan):
             lines = feed_prescan(a, part[0], blocks.next_line, part[1])
             part = part[0]
+            a.ctx.input_lines = lines
             a.finish(command)
             return a.result(input_index, lines, blocks.size + part.size)
         for first, block in part:
             blocks.take(first, block)
+    a.ctx.input_lines = blocks.next_line - 1  # (the fast path feeds only its hit lines: the whole count)
     a.finish(command)
     return a.result(input_index, blocks.next_line - 1, blocks.size)
 

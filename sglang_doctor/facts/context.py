@@ -96,6 +96,7 @@ class Context:
         self.crash = CrashWatch()  # signs of a failed launch, whatever rule knows it (crash.py)
         self.packages = PackageWatch()  # package versions the log shows (packages.py)
         self.text_lines = 0  # lines with any text (0: an empty input)
+        self.input_lines = 0  # the input's line count, when the reader knows it (0: count the lines seen)
         self.sglang_mentioned = False  # any line names SGLang (see input_notes.py)
         self.last_ts: str | None = None
 

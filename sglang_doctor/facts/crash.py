@@ -209,7 +209,7 @@ class CrashWatch:
             signs.append(stall)
         # A message given on its own: pasted to `explain`, or a file of a few lines with nothing of SGLang
         # around it (a fragment copied from a thread) - the message is the failure.
-        fragment = not self.pasted and 0 < self.last_line <= FRAGMENT_LINES and not (
+        fragment = not self.pasted and 0 < (ctx.input_lines or self.last_line) <= FRAGMENT_LINES and not (
             ctx.sglang_mentioned or ctx.server_args or ctx.command)
         if not self.signs and self.first_text is not None and (
                 (self.pasted and _ERRORISH.search(self.first_text[1])) or
