@@ -64,6 +64,9 @@ def test_known_codes_carry_the_libraries_own_text(name: str, code: int, message:
     ("CUDA error code=35(b'cudaErrorInsufficientDriver')", ["cudaErrorInsufficientDriver"]),
     ("cudaErrorInsufficientDriver", ["cudaErrorInsufficientDriver"]),
     ("RuntimeError: CUresult error: 2 (out of memory)", ["CUDA_ERROR_OUT_OF_MEMORY"]),
+    # torch_memory_saver <= 0.0.8 spells the code `result=N`
+    ("[torch_memory_saver.cpp] CUresult error  result=1 file=csrc/torch_memory_saver.cpp func=resume line=214",
+     ["CUDA_ERROR_INVALID_VALUE"]),
     ("CUDA_ERROR_OUT_OF_MEMORY", ["CUDA_ERROR_OUT_OF_MEMORY"]),
     ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
      "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5", ["ncclSystemError"]),

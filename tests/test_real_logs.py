@@ -32,6 +32,8 @@ CASES = yaml.safe_load((REAL / "cases.yaml").read_text())
 
 # What each case's root finding gives where the label asks for more (a version, a value, another fix).
 KNOWN_STRICT_MISSES = {
+    '977-ptxas-sm120-rlinf-ray.log':
+        "toolchain-gpu-arch-unsupported (package torch set: a cu128 build, which brings a Triton whose ptxas knows sm_120) where the labeller's label (fix_known: false) names Triton itself; a Triton upgrade alone breaks torch's exact triton pin, so the torch fix stays first",
     '005-mtp-illegal-memory-access.log':
         "cuda-illegal-memory-access (package sglang raise; flag --disable-cuda-graph add) the label's fix is not among its first two: --speculative-algorithm: remove, package sglang: raise",
     '006-eagle-illegal-memory-ray.log':
@@ -144,7 +146,8 @@ def figures() -> str:
 def test_cases_are_unique_real_issue_threads():
     files = sorted(p.name for p in REAL.glob("*.log"))
     assert files == sorted(c["file"] for c in CASES)
-    assert all(c["source"].startswith("https://github.com/sgl-project/sglang/") for c in CASES)
+    # SGLang's own threads, and those of the frameworks that run it (verl, slime, RLinf) moved from the hold-out
+    assert all(c["source"].startswith("https://github.com/") for c in CASES)
 
 
 def test_labels_follow_the_schema():

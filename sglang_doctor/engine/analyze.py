@@ -145,9 +145,19 @@ def _evidence_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
     """The input line a match starts on; in a traceback, its exception line rather than a frame or
     the `Traceback (most recent call last):` head (what went wrong, not where)."""
     number, text = _match_line(rec, target, m)
-    if rec.kind == "traceback" and rec.exceptions and (_TRACEBACK_HEAD in text or frame_of(text) is not None):
+    if rec.kind == "traceback" and rec.exceptions and (_TRACEBACK_HEAD in text or frame_of(text) is not None
+                                                        or _frame_source(rec, number)):
         return _exception_line(rec) or (number, text)
     return number, text
+
+
+def _frame_source(rec: Record, number: int) -> bool:
+    """Whether input line `number` is the source line a traceback prints under a frame (`raise X(...)`):
+    a match there quotes code, not what happened."""
+    for i in range(1, len(rec.lines)):
+        if rec.lines[i].number == number:
+            return frame_of(rec.lines[i - 1].text) is not None
+    return False
 
 
 _TRACEBACK_HEAD = "Traceback (most recent call last)"

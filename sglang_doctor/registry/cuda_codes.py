@@ -36,7 +36,7 @@ _TRIGGERS = ("cuda error", "cuda driver error", "cuda runtime error", "cuda out 
 _CU_CALL = regex.compile(r"\bcu[A-Z]\w+")
 # (regex, enum the context implies, whether it names the driver API)
 _CONTEXTS: list[tuple["regex.Pattern[str]", str, bool]] = [
-    (regex.compile(r"CUresult(?: error)?\s*[:=]?\s*(?P<code>\d+)(?:\s*\((?P<msg>[^)\n]+)\))?"), "CUresult", True),
+    (regex.compile(r"CUresult(?: error)?\s*[:=]?\s*(?:result\s*=\s*)?(?P<code>\d+)(?:\s*\((?P<msg>[^)\n]+)\))?"), "CUresult", True),
     (regex.compile(r"Triton Error \[CUDA\]:\s*(?P<msg>[^\n]+)"), "CUresult", True),
     (regex.compile(r"\bcu[A-Z]\w+(?:\(\))? (?:failed|returned)[^\n]*?(?:error|status)?\s*(?P<code>\d+)?\s*[:(]\s*(?P<msg>[^\n)]+)"),
      "CUresult", True),
