@@ -146,8 +146,9 @@ def figures() -> str:
 def test_cases_are_unique_real_issue_threads():
     files = sorted(p.name for p in REAL.glob("*.log"))
     assert files == sorted(c["file"] for c in CASES)
-    # SGLang's own threads, and those of the frameworks that run it (verl, slime, RLinf) moved from the hold-out
-    assert all(c["source"].startswith("https://github.com/") for c in CASES)
+    # SGLang's own threads, those of the frameworks that run it (verl, slime, RLinf), and run journals the
+    # code-search index names by file id only (hold-out round 4)
+    assert all(c["source"].startswith(("https://github.com/", "github file, code-index id ")) for c in CASES)
 
 
 def test_labels_follow_the_schema():

@@ -433,10 +433,12 @@ def _names_for(rule: Rule, hit: Hit, ctx: Context, count: int = 1, lets: bool = 
     names: dict[str, Any] = ctx.names()
     names["match_count"] = count  # how many records the rule matched in this input
     for k, v in hit.captures.items():
-        num = _as_number(v)
-        names[k] = num if num is not None and re.fullmatch(r"-?\d+(?:\.\d+)?", v) else v
-        if isinstance(names[k], float) and names[k].is_integer() and "." not in v:
-            names[k] = int(names[k])
+        if re.fullmatch(r"-?\d+", v):
+            names[k] = int(v)
+        elif re.fullmatch(r"-?\d+\.\d+", v):
+            names[k] = expr.Captured(v)  # a number that is quoted as the log wrote it
+        else:
+            names[k] = v
     if lets:
         _add_lets(rule, names)
     return names

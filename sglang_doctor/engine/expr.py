@@ -349,7 +349,21 @@ def template_names(template: str) -> list[str]:
     return [m.group(1) for m in _PLACEHOLDER.finditer(template)]
 
 
+class Captured(float):
+    """A number read from a log, which remembers how the log wrote it: `3.10` (a Python or CUDA
+    version) compares as a number but is quoted as 3.10, not 3.1."""
+
+    text: str
+
+    def __new__(cls, text: str) -> "Captured":
+        obj = super().__new__(cls, float(text))
+        obj.text = text
+        return obj
+
+
 def _format_value(value: Any, spec: str | None) -> str:
+    if isinstance(value, Captured) and not spec:
+        return value.text
     if spec:
         try:
             if isinstance(value, str):
