@@ -34,8 +34,6 @@ CASES = yaml.safe_load((REAL / "cases.yaml").read_text())
 KNOWN_STRICT_MISSES = {
     '977-ptxas-sm120-rlinf-ray.log':
         "toolchain-gpu-arch-unsupported (package torch set: a cu128 build, which brings a Triton whose ptxas knows sm_120) where the labeller's label (fix_known: false) names Triton itself; a Triton upgrade alone breaks torch's exact triton pin, so the torch fix stays first",
-    '005-mtp-illegal-memory-access.log':
-        "cuda-illegal-memory-access (package sglang raise; flag --disable-cuda-graph add) the label's fix is not among its first two: --speculative-algorithm: remove, package sglang: raise",
     '006-eagle-illegal-memory-ray.log':
         "cuda-illegal-memory-access (package sglang raise; flag --disable-cuda-graph add) the label's fix is not among its first two: --speculative-algorithm: remove, package sglang: raise",
     '007-fused-moe-triton-shared-memory.log':
@@ -77,7 +75,7 @@ KNOWN_STRICT_MISSES = {
     '702-no-kernel-image-rope-cache-t4.log':
         'no-kernel-image (package sgl-kernel set; package torch set) names torch without the version or value the label asks',
     '703-cuda-home-not-set-docker.log':
-        "flashinfer-jit-build-failed (env CUDA_HOME set <CUDA 12.x toolkit root>; flag --attention-backend set triton) the label's fix is not among its first two: env CUDA_HOME=/usr/local/cuda",
+        "flashinfer-jit-build-failed (system cuda-toolkit set; env CUDA_HOME set <CUDA toolkit root>): torch raises this only when /usr/local/cuda does not exist, so a toolkit comes first; the label's fix is env CUDA_HOME=/usr/local/cuda",
     '704-no-kernel-image-flashinfer-handler-t4.log':
         'no-kernel-image (flag --attention-backend set triton; package flashinfer-python set) names flashinfer-python without the version or value the label asks',
     '800-flashinfer-api-mismatch-page-size.log':
