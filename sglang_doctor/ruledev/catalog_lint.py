@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from sglang_doctor.engine.rules import Rule
+from sglang_doctor.engine.rules import Rule, required_literal
 
 _SGLANG_SOURCE = re.compile(r"^\s*sglang\s+(?:\S+/)?[\w/]+\.py\b")
 
@@ -32,7 +32,7 @@ def catalog_problems(rule: Rule) -> list[str]:
     catalog = messages.load()
     for p in rule.match.any:
         try:
-            if catalog.templates_matching(p.regex, releases):
+            if catalog.templates_matching(p.regex, releases, required_literal(p.regex)):
                 return []
         except (TimeoutError, ValueError):  # (a pattern the blob search cannot run counts as a match)
             return []
