@@ -62,9 +62,8 @@ def catalog_problems(rule: Rule) -> list[str]:
 
 
 def _fixture_shows_a_message(rule: Rule, catalog: "messages.Catalog", releases: list[str]) -> bool:
-    """Whether a pattern's match on one of the rule's fires fixtures overlaps a catalog message
-    that may exist in one of ``releases`` (a wrapper that only passes an error on does not count:
-    a multi-line match can span one without being about it)."""
+    """Whether a pattern's match on one of the rule's fires fixtures overlaps the text of a
+    catalog message that may exist in one of ``releases``."""
     import regex
 
     fires, _ = rule.fixtures()
@@ -82,7 +81,7 @@ def _fixture_shows_a_message(rule: Rule, catalog: "messages.Catalog", releases: 
                 lines = text[a:b if b >= 0 else len(text)]
                 for e in catalog.lookup(lines):
                     em = e.match(lines)
-                    if (em and not e.generic and _touches_literal_text(em, start - a, end - a)
+                    if (em and _touches_literal_text(em, start - a, end - a)
                             and any(e.may_exist_in(r) for r in releases)):
                         return True
     return False
