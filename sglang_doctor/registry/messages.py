@@ -32,7 +32,7 @@ import gzip
 import json
 import threading
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any, Iterable
 
@@ -60,6 +60,7 @@ def _version_key(v: str) -> tuple:
             int(m.group(4) or -1) + 1)
 
 
+@lru_cache(maxsize=4096)
 def _near_samples(samples: tuple[str, ...], release: str) -> tuple[str, ...]:
     """The sampled releases that stand for ``release``: itself when sampled, else the samples on
     either side of it (a message in one of them may be in it)."""

@@ -39,6 +39,15 @@ def cites_sglang(rule: Rule) -> bool:
     return any(_SGLANG_SOURCE.match(s) for s in rule.sources)
 
 
+def catalog_installed() -> bool:
+    """Whether the packaged message catalog is there (a trimmed install may leave data files out)."""
+    from importlib import resources
+
+    from sglang_doctor.registry import messages
+
+    return resources.files("sglang_doctor").joinpath("data", messages.DATA_FILE).is_file()
+
+
 def catalog_problems(rule: Rule) -> list[str]:
     """Why the rule's patterns match no catalog message of its releases ([] when one does)."""
     if rule.catalog_exempt or not cites_sglang(rule) or not rule.match.any:
