@@ -120,3 +120,28 @@ def test_every_class_fix_is_a_valid_rule_fix():
     for name, body in cuda_codes.classes().items():
         for fx in body["fixes"]:
             Fix(**fx)  # raises on a fix the engine cannot render (e.g. a docker fix without its flag)
+
+
+CUT_CHAIN = """\
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/model_executor/model_runner.py", line 240, in __init__
+    min_per_gpu_memory = self.init_torch_distributed()
+RuntimeError: CUDA error: system has unsupported display driver / cuda driver combination
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 2410, in run_scheduler_process
+    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, moe_ep_rank, pp_rank, dp_rank)
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 310, in __init__
+"""
+
+
+def test_a_chain_cut_in_its_second_part_quotes_the_exception_not_the_cut_frame(tmp_path):
+    log = tmp_path / "cut.log"
+    log.write_text(CUT_CHAIN)
+    errors = _errors(_report(log))
+    assert [f["rule"] for f in errors] == ["cuda-code-recognised"]
+    assert errors[0]["origin"]["name"] == "cudaErrorSystemDriverMismatch"
+    assert [(e["line"], e["text"]) for e in errors[0]["evidence"]] == [
+        (4, "RuntimeError: CUDA error: system has unsupported display driver / cuda driver combination")]

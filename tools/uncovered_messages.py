@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """List SGLang messages from the catalog that no rule recognises yet: rule candidates.
 
-Each catalog template is rendered with its fields filled in ("1"), and every ``regex:`` found
-anywhere in ``sglang_doctor/rules/**/*.yaml`` (read naively, whatever key holds it) is searched
-in it. Templates no rule matches are ranked: errors first (raise, assert, logger.error /
+Every ``match.any`` pattern of the rules is tried on every catalog template as a log shows it
+(registry/messages.py Entry.log_forms: fields filled with "1", after its exception class or the
+logger prefix, its call site's frame), as ``rules lint`` does. Templates no rule matches are ranked: errors first (raise, assert, logger.error /
 exception / critical, then warnings unless --errors-only), then by how many sampled releases
 have the message, so long-lived failures come first; the server's code (srt/) before the
 frontend language (lang/), and generic wrappers ("... hit an exception: {e}") last.
@@ -18,69 +18,36 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import bisect
 import json
 import sys
 from pathlib import Path
 
 import regex
-import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from sglang_doctor.engine.rules import load_rules, required_literal  # noqa: E402
 from sglang_doctor.registry import messages  # noqa: E402
 
-RULES = REPO / "sglang_doctor" / "rules"
 _SEVERITY = {"raise": 0, "assert": 1, "critical": 0, "exception": 0, "error": 0, "warning": 2, "info": 3}
 
 
-def rule_regexes(root: Path = RULES) -> list[tuple[str, str]]:
-    """(rule id, regex) for every ``regex:`` value in the rule files (fixtures excluded)."""
-    out: list[tuple[str, str]] = []
-
-    def walk(node: object, rule: str) -> None:
-        if isinstance(node, dict):
-            for k, v in node.items():
-                if k == "regex" and isinstance(v, str):
-                    out.append((rule, v))
-                else:
-                    walk(v, rule)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v, rule)
-
-    for path in sorted(root.rglob("*.yaml")):
-        if path.parent.name != root.name and path.parent.parent != root:
-            continue  # fixture directories below a family
-        try:
-            doc = yaml.safe_load(path.read_text())
-        except yaml.YAMLError:
-            continue
-        if isinstance(doc, dict):
-            walk(doc, str(doc.get("id", path.stem)))
-    return out
+def rule_regexes(rule_dirs: list[str] | None = None) -> list[tuple[str, str]]:
+    """(rule id, regex) for every ``match.any`` pattern of the shipped rules (and ``rule_dirs``)."""
+    return [(r.id, p.regex) for r in load_rules(rule_dirs or []) for p in r.match.any]
 
 
-def covered(entries: list[messages.Entry], rules: list[tuple[str, str]]) -> dict[int, set[str]]:
-    """entry id -> ids of the rules one of whose regexes matches its sample."""
-    texts = [e.sample.replace("\n", " ") for e in entries]  # one line per entry
-    starts, pos = [], 0
-    for t in texts:
-        starts.append(pos)
-        pos += len(t) + 1
-    blob = "\n".join(texts)
+def covered(cat: messages.Catalog, rules: list[tuple[str, str]]) -> dict[int, set[str]]:
+    """entry id -> ids of the rules one of whose patterns matches it as a log shows it (the
+    check `rules lint` makes: Catalog.templates_matching)."""
     out: dict[int, set[str]] = {}
     for rule, rx in rules:
         try:
-            compiled = regex.compile(rx, regex.MULTILINE)
-        except regex.error:
+            hits = cat.templates_matching(rx, literal=required_literal(rx))
+        except (regex.error, TimeoutError):
             continue
-        try:
-            for m in compiled.finditer(blob, timeout=5.0):
-                i = bisect.bisect_right(starts, m.start()) - 1
-                out.setdefault(entries[i].id, set()).add(rule)
-        except TimeoutError:
-            continue
+        for e in hits:
+            out.setdefault(e.id, set()).add(rule)
     return out
 
 
@@ -101,12 +68,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-info", action="store_true", default=True, help=argparse.SUPPRESS)
     ap.add_argument("--grep", help="only templates containing this text (case-insensitive)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--rules", action="append", metavar="DIR", help="also count the rules of DIR as covering")
     args = ap.parse_args(argv)
     cat = messages.load()
     entries = [e for e in cat.entries if not (e.kind == "log" and e.cls == "info")]
     if args.grep:
         entries = [e for e in entries if args.grep.lower() in e.template.lower()]
-    hits = covered(entries, rule_regexes())
+    ids = {e.id for e in entries}
+    hits = {n: r for n, r in covered(cat, rule_regexes(args.rules)).items() if n in ids}
     todo = rank([e for e in entries if e.id not in hits], args.errors_only)
     if args.json:
         json.dump([{"template": e.template, "kind": e.kind, "class": e.cls, "origin": e.origin(), "flags": e.flags,

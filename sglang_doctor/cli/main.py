@@ -551,17 +551,22 @@ def rules_test(rule_dirs: tuple[str, ...], only_user: bool, update: bool) -> Non
 @click.option("--only-user", is_flag=True, help="Lint only the rules from --rules directories.")
 @click.option("--strict", is_flag=True, help="Also report named groups the rule never uses (captures kept "
                                              "only as report data).")
-@click.option("--catalog", is_flag=True, help="Also check that rules citing SGLang sources match a message of "
-                                              "SGLang's catalog (typos in message text).")
+@click.option("--catalog/--no-catalog", default=True, show_default=True,
+              help="Check that rules citing SGLang sources match a message of SGLang's catalog (typos in message "
+                   "text, wrong release ranges); --no-catalog skips it.")
 def rules_lint(rule_dirs: tuple[str, ...], only_user: bool, strict: bool, catalog: bool) -> None:
     """Find rule problems ahead of time: backtracking regexes, patterns without a literal,
     unknown names, flags missing from the rule's releases. Exit 1 on any."""
+    from sglang_doctor.ruledev.catalog_lint import catalog_installed
     from sglang_doctor.ruledev.lint import lint_rules
 
     picked = _load_rules(rule_dirs)
     if only_user:
         roots = [Path(d).resolve() for d in rule_dirs]
         picked = [r for r in picked if r.path and any(Path(r.path).resolve().is_relative_to(d) for d in roots)]
+    if catalog and not catalog_installed():
+        click.echo("sglang-doctor: the message catalog is not installed; linted without it (--no-catalog)", err=True)
+        catalog = False
     problems = lint_rules(picked, strict=strict, catalog=catalog)
     for p in problems:
         click.echo(str(p))

@@ -49,6 +49,8 @@ def failure_texts(ctx: Context) -> list[Failure]:
         spans.append((t.start, t.end))
         sign = next((s for s in crash.signs if s.kind in ("traceback", "native") and t.start <= s.line <= t.end), None)
         line, quote = (sign.line, sign.text) if sign else (t.start, t.exceptions[-1].split("\n")[0])
+        if t.cut and t.exception_line:  # a chain cut in a later part: the exception it shows, not the cut frame
+            line, quote = t.exception_line
         out.append(Failure(line, quote, "\n".join(t.exceptions), tuple(t.frames)))
     for s in crash.signs:
         if s.kind == "exception" and not any(a <= s.line <= b for a, b in spans) and \

@@ -106,6 +106,7 @@ class Seen(NamedTuple):
     cut: str  # "" when complete; else what the paste stops after
     after_ready: bool
     head: str
+    exception_line: tuple[int, str] | None = None  # (line, text) of its last exception, cut or not
 
 
 class CrashWatch:
@@ -187,7 +188,8 @@ class CrashWatch:
         if excs and _USER_STOP.match(excs[-1]):
             self.user_stop = self.user_stop or rec.start
         cut = "" if native else _cut_after(rec)
-        self.tracebacks.append(Seen(rec.start, rec.end, list(excs), list(rec.frames), cut, ready, head))
+        self.tracebacks.append(Seen(rec.start, rec.end, list(excs), list(rec.frames), cut, ready, head,
+                                    _exception_line(rec)))
         qline, qtext = _quote(rec, cut)
         if native:
             self._add("native", rec, f"a native crash ({_first_line(excs[0])})", ready)
@@ -305,13 +307,22 @@ def _not_the_servers(rec: Record) -> bool:
 
 def _quote(rec: Record, cut: str) -> tuple[int, str]:
     """The line a traceback is quoted by: its last exception line, else (cut short) its last line."""
-    if rec.exceptions and not cut:
-        want = rec.exceptions[-1].split("\n")[0].strip()
-        for ln in reversed(rec.lines):
-            if ln.text.strip().endswith(want[-80:]) and want[:20] in ln.text:
-                return ln.number, ln.text
+    found = None if cut else _exception_line(rec)
+    if found is not None:
+        return found
     last = next((ln for ln in reversed(rec.lines) if ln.text.strip()), rec.lines[-1])
     return last.number, last.text
+
+
+def _exception_line(rec: Record) -> tuple[int, str] | None:
+    """The line of the traceback's last exception (in a chain cut short: the last part that has one)."""
+    if not rec.exceptions:
+        return None
+    want = rec.exceptions[-1].split("\n")[0].strip()
+    for ln in reversed(rec.lines):
+        if ln.text.strip().endswith(want[-80:]) and want[:20] in ln.text:
+            return ln.number, ln.text
+    return None
 
 
 def _lead(signs: list[Sign]) -> Sign:

@@ -32,7 +32,7 @@ import gzip
 import json
 import threading
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any, Iterable
 
@@ -58,6 +58,18 @@ def _version_key(v: str) -> tuple:
         nums = nums[:-1]
     return (nums, {"a": -3, "b": -2, "rc": -1, None: 0}[m.group(2)], int(m.group(3) or 0),
             int(m.group(4) or -1) + 1)
+
+
+@lru_cache(maxsize=4096)
+def _near_samples(samples: tuple[str, ...], release: str) -> tuple[str, ...]:
+    """The sampled releases that stand for ``release``: itself when sampled, else the samples on
+    either side of it (a message in one of them may be in it)."""
+    if release in samples:
+        return (release,)
+    key = _version_key(release)
+    below = [r for r in samples if _version_key(r) < key]
+    above = [r for r in samples if _version_key(r) > key]
+    return tuple(([below[-1]] if below else []) + ([above[0]] if above else []))
 
 
 @dataclass(frozen=True)
@@ -89,6 +101,30 @@ class Entry:
         """The message with every field filled with "1": what a rule's regex is tried on when
         checking which catalog messages it recognises."""
         return "".join(p if i % 2 == 0 else "1" for i, p in enumerate(self.parts)).strip()
+
+    def log_forms(self) -> list[LogForm]:
+        """How the message can show in a log, for checking which catalog messages a rule regex
+        recognises: the message alone (fields filled with "1"), after its exception class
+        (``ValueError: ...``, ``AssertionError: ...``) or SGLang's logger prefix (``[time TP0] ...``),
+        and the traceback frame of its call site (``File ".../sglang/srt/x.py", line N, in f``).
+        A message ending in a field (``warmup error: {e}``, ``Exit code: {code}``) is cut before
+        it and left open: the field's value (a wrapped error, a number) follows in a log, so a
+        match may run past the end."""
+        parts = list(self.parts)
+        open_end = len(parts) >= 3 and not parts[-1].strip()
+        if open_end:
+            parts = parts[:-2]
+        msg = "".join(p if i % 2 == 0 else "1" for i, p in enumerate(parts))
+        msg = msg.lstrip() if open_end else msg.strip()
+        lead = {"raise": f"{self.cls}: ", "assert": "AssertionError: ", "log": _LOG_PREFIX}[self.kind]
+        forms = [LogForm(self, msg, ((0, len(msg)),), open_end),
+                 LogForm(self, lead + msg, ((len(lead), len(lead) + len(msg)),), open_end)]
+        # A frame match must name the function: one on the file name alone (`models/\w*_vl\.py", line`)
+        # says the rule looks at a kind of module, not at this call site.
+        func = self.function.rsplit(".", 1)[-1]
+        frame = f'  File "{_SITE_PACKAGES}{self.file}", line {self.line}, in {func}'
+        forms.append(LogForm(self, frame, ((len(frame) - len(func), len(frame)),), False))
+        return forms
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -132,13 +168,7 @@ class Entry:
     def may_exist_in(self, release: str) -> bool:
         """Whether the message can be in ``release``: it is in that sample, or (for a release
         between two samples) in the sample on either side of it."""
-        if release in self.catalog_releases:
-            return release in self.releases
-        key = _version_key(release)
-        below = [r for r in self.catalog_releases if _version_key(r) < key]
-        above = [r for r in self.catalog_releases if _version_key(r) > key]
-        near = ([below[-1]] if below else []) + ([above[0]] if above else [])
-        return any(r in self.releases for r in near)
+        return any(r in self.releases for r in _near_samples(self.catalog_releases, release))
 
     def origin(self, release: str | None = None) -> dict[str, Any]:
         """The JSON ``origin`` of a finding about this message."""
@@ -178,6 +208,34 @@ class Entry:
             return None
 
 
+# What the log forms of an entry look like around the message (Entry.log_forms).
+_LOG_PREFIX = "[2026-01-01 00:00:00 TP0] "
+_SITE_PACKAGES = "/usr/local/lib/python3.12/dist-packages/sglang/"
+
+
+@dataclass(frozen=True)
+class LogForm:
+    """One way an entry shows in a log, and the spans a regex's match must touch to be about it
+    (the message, not only the class or prefix before it; the function of a frame)."""
+
+    entry: Entry
+    text: str
+    touch: tuple[tuple[int, int], ...]
+    open_end: bool  # the text stops where the value of its last field would follow
+
+    def matched_by(self, rx: "regex.Pattern[str]") -> bool:
+        for m in rx.finditer(self.text, timeout=1.0):
+            if any(m.start() < b and m.end() > a for a, b in self.touch):
+                return True
+        if not self.open_end:
+            return False
+        # A match that goes on into the last field's value: the text is a prefix of it, and it
+        # covers the message's own distinctive literal (an empty match at the end says nothing).
+        m = rx.search(self.text, partial=True, timeout=1.0)
+        lit = self.text.find(self.entry.literal)
+        return bool(m and m.partial and lit >= 0 and m.start() <= lit)
+
+
 def _line_regex(line: list[tuple[bool, str]]) -> str:
     # Edge whitespace is not kept: log lines are stripped or re-indented.
     while line and not line[0][0] and not line[0][1].strip():
@@ -212,7 +270,7 @@ class Catalog:
         anchors: list[str] = json.loads(lines[2])
         self._lines = lines[3:3 + len(anchors)]  # one JSON row per template, parsed on demand
         self._built: dict[int, Entry] = {}
-        self._blob: tuple[str, list[int]] | None = None  # every sample, one a line (templates_matching)
+        self._blob: tuple[str, list[int], list[LogForm]] | None = None  # every log form (templates_matching)
         self._index: dict[str, list[int]] = {}
         self._no_anchor: list[int] = []
         for n, word in enumerate(anchors):
@@ -276,25 +334,43 @@ class Catalog:
         catalog's own lookup uses its word index; a caller with a cached database can use these."""
         return sorted(set(self._literal))
 
-    def templates_matching(self, pattern: str, releases: Iterable[str] | None = None) -> list[Entry]:
-        """Entries whose ``sample`` a regex (a rule's) matches, optionally only those in one of
-        ``releases``: a rule regex that matches none of the templates of the releases it claims
-        has a typo in its message text, or names a message this catalog does not have."""
+    def _forms(self) -> tuple[list[str], list[int], list[LogForm]]:
+        """Every entry's log forms, one blob (forms separated by a blank line) for a substring
+        prefilter, each form's start in it, and the forms."""
         if self._blob is None:
-            texts = [self.entry(n).sample.replace("\n", " ") for n in range(len(self._lines))]
+            forms = [f for n in range(len(self._lines)) for f in self.entry(n).log_forms()]
             starts, pos = [], 0
-            for t in texts:
+            for f in forms:
                 starts.append(pos)
-                pos += len(t) + 1
-            self._blob = ("\n".join(texts), starts)
-        blob, starts = self._blob
-        wanted = set(releases) if releases is not None else None
+                pos += len(f.text) + 2
+            self._blob = ("\n\n".join(f.text for f in forms), starts, forms)
+        return self._blob
+
+    def templates_matching(self, pattern: str, releases: Iterable[str] | None = None,
+                           literal: str | None = None) -> list[Entry]:
+        """Entries a regex (a rule's) matches in one of their log forms (see Entry.log_forms),
+        optionally only those that may exist in one of ``releases`` (Entry.may_exist_in): a rule regex that matches none of the
+        templates of the releases it claims has a typo in its message text, or names a message
+        this catalog does not have. ``literal``, a text every match contains, only makes it faster."""
+        blob, starts, forms = self._forms()
+        wanted = None if releases is None else {s for r in releases for s in _near_samples(self.releases, r)}
+        compiled = regex.compile(pattern, regex.MULTILINE)
+        if literal:  # the forms containing it, found by substring search (no regex over the blob)
+            cand: set[int] = set()
+            pos = blob.find(literal)
+            while pos >= 0:
+                cand.add(bisect.bisect_right(starts, pos) - 1)
+                pos = blob.find(literal, pos + 1)
+            picked = sorted(cand)
+        else:
+            picked = range(len(forms))
         found: dict[int, Entry] = {}
-        for m in regex.compile(pattern, regex.MULTILINE).finditer(blob, timeout=10.0):
-            n = bisect.bisect_right(starts, m.start()) - 1
-            e = self.entry(n)
-            if wanted is None or wanted & set(e.releases):
-                found[n] = e
+        for i in picked:
+            form = forms[i]
+            if form.entry.id in found or (wanted is not None and not wanted & set(form.entry.releases)):
+                continue
+            if form.matched_by(compiled):
+                found[form.entry.id] = form.entry
         return [found[n] for n in sorted(found)]
 
     def by_site(self, file: str, line: int | None = None) -> list[Entry]:

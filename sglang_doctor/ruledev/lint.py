@@ -16,8 +16,9 @@ Checks, one line per problem (`file:line: rule-id: message`):
   several for that (a rank, a pid, a size); `--strict` lists them;
 * a name in a template, expression or condition that no pattern captures, no `let`
   computes and no fact provides;
-* with `catalog` (`--catalog`): a rule whose sources cite an SGLang file but whose patterns match
-  no message of SGLang's catalog in its releases (ruledev/catalog_lint.py; `catalog_exempt:` opts out);
+* with `catalog` (on in `rules lint`, off with `--no-catalog`): a rule whose sources cite an SGLang
+  file but whose patterns match no message of SGLang's catalog in its releases
+  (ruledev/catalog_lint.py; `catalog_exempt:` opts a rule out with its reason);
 * a fix flag that some release of the rule's (or the fix's) range does not have, under
   any spelling.
 """
