@@ -52,7 +52,7 @@ def outcome(run: Any, path: str, original: FileText) -> tuple[str, bool]:
                 "root cause's fix", False)
     new = run.rewritten
     if new is None:
-        return f"--fix: nothing written to {path}: the change could not be written into the file safely", True
+        return f"--fix: nothing written to {path}: {run.rewrite_refused or 'the change cannot be written into it'}", True
     if new == original.text:
         return f"--fix: nothing written to {path}: it already runs the corrected command", False
     backup = path + BACKUP_SUFFIX

@@ -9,27 +9,41 @@ file is not to be written.
 
 from __future__ import annotations
 
+import re
+
 from sglang_doctor.launch.command import LaunchCommand, extract_command, parse_command, render_words
 from sglang_doctor.launch.yaml_edit import EnvEdit, edited_env, env_key, launch_edit
 
+_TO_FILL = re.compile(r"<[^<>\n]+>")  # a value the user fills in: `<iface>`, `<one distinct GPU per rank>`
 
-def rewrite_file(text: str, filename: str, cmd: LaunchCommand, env: list[EnvEdit] | None = None) -> str | None:
-    """The file's text running `cmd` (with `env`, for a compose / Kubernetes file), or None when
-    the edit cannot be made or does not read back as `cmd`."""
+
+def rewrite_file(text: str, filename: str, cmd: LaunchCommand, env: list[EnvEdit] | None = None) -> tuple[str | None, str]:
+    """The file's text running `cmd` (with `env`, for a compose / Kubernetes file), or None and
+    why: a value still to fill in, a shape that cannot be edited safely, a result that does not
+    read back as `cmd`."""
+    given = extract_command(text, filename)
+    old = parse_command(given) if given else None
+    before = set(render_words(old)) if old is not None else set()
+    holes = [w for w in render_words(cmd) if w not in before and _TO_FILL.search(w)]
+    holes += [f"{n}={v}" for n, v in env or [] if v is not None and _TO_FILL.search(v)]
+    if holes:
+        return None, f"the fix holds a value only you know ({holes[0]}): fill it in by hand"
     is_yaml = filename.lower().endswith((".yml", ".yaml"))
     if is_yaml:
         from sglang_doctor.launch.yaml_write import rewrite_yaml
 
-        new = rewrite_yaml(text, cmd, env)
+        new, why = rewrite_yaml(text, cmd, env)
+        if new is None:
+            return None, why
     else:
-        if env:
-            return None  # (a script's environment fixes are in its command)
         from sglang_doctor.launch.splice import splice, _locate
 
-        new = splice(text, cmd) if _locate(text) is not None else None
-    if new is None or not _reads_back(text, new, filename, cmd, env if is_yaml else None):
-        return None
-    return new
+        if env or _locate(text) is None:  # (a script's environment fixes are in its command)
+            return None, "the launch was not found in the file as written"
+        new = splice(text, cmd)
+    if not _reads_back(text, new, filename, cmd, env if is_yaml else None):
+        return None, "the edited file did not read back as the corrected command"
+    return new, ""
 
 
 def _reads_back(old: str, new: str, filename: str, cmd: LaunchCommand, env: list[EnvEdit] | None) -> bool:

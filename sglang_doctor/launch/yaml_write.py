@@ -28,12 +28,12 @@ class _Unsupported(Exception):
     """A shape edited only by guessing: the file is left alone."""
 
 
-def rewrite_yaml(text: str, cmd: LaunchCommand, env: list[EnvEdit] | None = None) -> str | None:
+def rewrite_yaml(text: str, cmd: LaunchCommand, env: list[EnvEdit] | None = None) -> tuple[str | None, str]:
     """`text` with the launch's service / container changed to run `cmd` and its environment
-    changed by `env`; None when the launch is not found or the change cannot be written safely."""
+    changed by `env`; else None and why (the launch is not found, the change cannot be written safely)."""
     found = launch_edit(text, cmd)
     if found is None:
-        return None
+        return None, "the launch was not found in the file"
     path, node, changed = found
     for start, chunk in _documents(text):
         try:
@@ -48,13 +48,13 @@ def rewrite_yaml(text: str, cmd: LaunchCommand, env: list[EnvEdit] | None = None
                      for e in _value_edits(chunk, _value_of(mapping, key), value)]
             if env:
                 edits += _env_edits(chunk, mapping, env_key(node, path), env)
-        except _Unsupported:
-            return None
+        except _Unsupported as e:
+            return None, str(e)
         edited = chunk
         for a, b, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):  # (a removal before an insertion there)
             edited = edited[:a] + new + edited[b:]
-        return text[:start] + edited + text[start + len(chunk):]
-    return None
+        return text[:start] + edited + text[start + len(chunk):], ""
+    return None, "the launch's service or container was not found in the file"
 
 
 def _documents(text: str) -> Iterator[tuple[int, str]]:
@@ -119,7 +119,7 @@ def _dash(text: str, item: Any) -> tuple[int, str]:
     start = _line_start(text, at)
     indent = text[start:at]
     if at < 0 or indent.strip() or text[at + 1:item.start_mark.index].strip():
-        raise _Unsupported("a list item not on a line of its own")
+        raise _Unsupported("a list item shares its line with another: it is not edited in place")
     return at, indent
 
 
@@ -177,14 +177,14 @@ def _value_edits(text: str, node: Any, value: Any) -> list[_Edit]:
     """Edits turning the key's value `node` into `value` (a list of words, or a string)."""
     if isinstance(value, str):
         if not isinstance(node, yaml.ScalarNode):
-            raise _Unsupported("a string over a collection")
+            raise _Unsupported("the command key is not a string as the file was read: it is not edited")
         return [(node.start_mark.index, _end(text, node), _scalar_text(text, node, value))]
     if not isinstance(node, yaml.SequenceNode) or any(not isinstance(i, yaml.ScalarNode) for i in node.value):
-        raise _Unsupported("a list over something else")
+        raise _Unsupported("the command list holds more than strings: it is not edited")
     items = node.value
     old = [str(i.value) for i in items]
     if len(old) != len(_words([i.value for i in items])):
-        raise _Unsupported("empty list items")
+        raise _Unsupported("the command list has empty items: it is not edited")
     styles = {i.style for i in items}
     style = styles.pop() if len(styles) == 1 and None not in styles else None  # (a list quoted throughout stays so)
     if node.flow_style:
@@ -229,7 +229,7 @@ def _env_edits(text: str, mapping: yaml.MappingNode, key: str, env: list[EnvEdit
     if node is None or (isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null")):
         return _new_env_key(text, mapping, key, env, node)
     if getattr(node, "flow_style", False) or not isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
-        raise _Unsupported("a flow-style environment")
+        raise _Unsupported("the environment is written inline ({...} or [...]): it is not edited in place")
     edits: list[_Edit] = []
     for name, value in env:
         if isinstance(node, yaml.MappingNode):  # compose NAME: VALUE
@@ -248,7 +248,7 @@ def _new_env_key(text: str, mapping: yaml.MappingNode, key: str, env: list[EnvEd
         return []
     first = mapping.value[0][0]
     if mapping.flow_style or text[_line_start(text, first.start_mark.index):first.start_mark.index].strip(" -"):
-        raise _Unsupported("a flow-style service")
+        raise _Unsupported("the service / container is written inline ({...}): it is not edited in place")
     indent = " " * first.start_mark.column
     if key == "env":
         body = "".join(f"\n{indent}  - name: {n}\n{indent}    value: {json.dumps(v, ensure_ascii=False)}"
@@ -275,7 +275,7 @@ def _env_in_mapping(text: str, node: yaml.MappingNode, name: str, value: str | N
     if hit is not None:
         v = hit[1]
         if not isinstance(v, yaml.ScalarNode):
-            raise _Unsupported("an environment value that is a collection")
+            raise _Unsupported("an environment value is not a string: it is not edited")
         if v.value == "" and v.start_mark.index == v.end_mark.index:  # `NAME:` with no value
             return [(hit[0].end_mark.index, _line_end(text, hit[0].end_mark.index), f": {json.dumps(value)}")]
         return [(v.start_mark.index, _end(text, v), _quoted(value, v.style or '"'))]
@@ -304,10 +304,13 @@ def _env_in_k8s_list(text: str, node: yaml.SequenceNode, name: str, value: str |
     if value is None:
         return [] if hit is None else [(*_item_lines(text, hit), "")]
     quoted = json.dumps(value, ensure_ascii=False)
+    if value.startswith("$") and not value.startswith("$("):
+        raise _Unsupported(f"Kubernetes does not expand {value} in an env value: set {name} from a Secret "
+                           "(valueFrom.secretKeyRef)")
     if hit is not None:
         v = _value_of(hit, "value")
         if v is None or _value_of(hit, "valueFrom") is not None:
-            raise _Unsupported("a variable read from a secret or a config map")
+            raise _Unsupported(f"{name} is read from a Secret or a ConfigMap (valueFrom): it is not overwritten")
         return [(v.start_mark.index, _end(text, v), quoted if v.style is None else _quoted(value, v.style))]
     _, indent = _dash(text, node.value[0])
     at = _line_end(text, _end(text, node))

@@ -57,6 +57,7 @@ class Run:
     units: list[Unit] = field(default_factory=list)
     interrupted: bool = False  # Ctrl-C: the report covers the input read before it
     rewritten: str | None = None  # --fix: the --cmd-file's text running the corrected command (never shown)
+    rewrite_refused: str = ""  # --fix: why there is none
 
 
 class Interrupt:
@@ -143,6 +144,7 @@ def assemble(infos: list[InputInfo], results: list[InputResult], rules: list[Rul
     for unit, findings in zip(run.units, per_unit):
         findings, launch, written = _fix_unit(unit, findings, options)
         run.rewritten = written.rewritten if len(run.units) == 1 else None
+        run.rewrite_refused = written.refused
         befores.append(written.before)
         launch.findings = list(range(len(report.findings), len(report.findings) + len(findings)))
         report.findings.extend(findings)
@@ -178,6 +180,7 @@ class _Written:
 
     before: str | None = None
     rewritten: str | None = None
+    refused: str = ""  # why there is no rewritten file
 
 
 def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[list[Finding], LaunchInfo, _Written]:
@@ -236,7 +239,7 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
         if options.rewrite is not None and command == options.command:
             from sglang_doctor.launch.rewrite import rewrite_file
 
-            extra.rewritten = rewrite_file(options.rewrite[1], options.rewrite[0], fixed, found.env)
+            extra.rewritten, extra.refused = rewrite_file(options.rewrite[1], options.rewrite[0], fixed, found.env)
     launch = LaunchInfo(input=primary.input, first_line=primary.first_line, last_line=primary.last_line,
                         inputs=unit.inputs if len(unit.launches) > 1 else None,
                         sglang_version=str(version) if version else None, corrected_command=text,
