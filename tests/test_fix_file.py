@@ -223,3 +223,22 @@ def test_a_change_the_file_cannot_take_is_refused_with_its_reason(tmp_path: Path
     assert f.read_text() == K8S and not (tmp_path / "deploy.yaml.bak").exists()
     assert f"--fix: nothing written to {f}: Kubernetes does not expand $HF_TOKEN in an env value" in r.stderr
     assert r.exit_code != 0
+
+
+def test_a_command_with_only_secondary_changes_is_not_written(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from sglang_doctor.cli.fix_file import FileText, outcome
+    from sglang_doctor.model import LaunchInfo, Report
+
+    f = tmp_path / "serve.sh"
+    f.write_text(SCRIPT)
+    report = Report(launches=[LaunchInfo(input=0, first_line=1, last_line=2, corrected_command="x",
+                                         command_kind="suggested")])
+    run_ = SimpleNamespace(report=report, rewritten=SCRIPT.replace("szie", "size"), rewrite_refused="")
+    message, failed = outcome(run_, str(f), FileText(SCRIPT.encode(), SCRIPT, False))
+    assert "not the root cause's fix" in message and not failed
+    assert f.read_text() == SCRIPT and not (tmp_path / "serve.sh.bak").exists()
+    report.launches[0].command_kind = "corrected"
+    message, failed = outcome(run_, str(f), FileText(SCRIPT.encode(), SCRIPT, False))
+    assert message.startswith("fixed") and f.read_text() == SCRIPT.replace("szie", "size")
