@@ -145,6 +145,9 @@ def test_fix_needs_a_cmd_file(tmp_path: Path) -> None:
     r = run(["check", tmp_path / "x.log", "--fix"])
     assert r.exit_code == 2 and r.stderr.strip() == (
         "sglang-doctor: --fix rewrites the file given with --cmd-file: give one")
+    (tmp_path / "serve.sh").write_text(SCRIPT)
+    r = run(["check", tmp_path / "x.log", "--follow", "--cmd-file", tmp_path / "serve.sh", "--fix"])
+    assert r.exit_code == 2 and "not with --follow" in r.stderr and (tmp_path / "serve.sh").read_text() == SCRIPT
 
 
 def test_crlf_line_ends_are_kept(tmp_path: Path) -> None:

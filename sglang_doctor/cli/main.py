@@ -400,6 +400,8 @@ def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
 
     if len(files) > 1:
         _die("--follow takes one file (or stdin)")
+    if st.fix:
+        _die("--fix rewrites the --cmd-file after a finished log, not with --follow")
     source = files[0] if files else "-"
     streamed: set[tuple[str, int]] = set()
     sup = _suppressor(st)
