@@ -245,3 +245,9 @@ def test_a_command_with_only_secondary_changes_is_not_written(tmp_path: Path) ->
     report.launches[0].command_kind = "corrected"
     message, failed = outcome(run_, str(f), FileText(SCRIPT.encode(), SCRIPT, False))
     assert message.startswith("fixed") and f.read_text() == SCRIPT.replace("szie", "size")
+
+
+def test_several_launches_are_not_written_into_one_file(tmp_path: Path) -> None:
+    (tmp_path / "y.log").write_text("sglang==0.5.14\nsglang serve: error: unrecognized arguments: --foo\n")
+    r, f = _fix(tmp_path, "serve.sh", SCRIPT, UNKNOWN_FLAG_LOG, tmp_path / "y.log")
+    assert f.read_text() == SCRIPT and "the logs hold 2 launches" in r.stderr

@@ -42,9 +42,9 @@ def outcome(run: Any, path: str, original: FileText) -> tuple[str, bool]:
     report = run.report
     launch = report.launches[0] if len(report.launches) == 1 else None
     if launch is None:
-        return (f"--fix: nothing written to {path}: the input holds {len(report.launches)} launches, "
-                "and the file is one of them" if report.launches else f"--fix: nothing written to {path}: no launch "
-                "in the input"), False
+        why = (f"the logs hold {len(report.launches)} launches, and the file runs one: give the log of its own launch"
+               if report.launches else "the input holds no launch")
+        return f"--fix: nothing written to {path}: {why}", False
     if not launch.corrected_command:
         return f"--fix: nothing written to {path}: {_why_none(report)}", False
     if launch.command_kind == "suggested":
