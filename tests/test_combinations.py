@@ -113,3 +113,18 @@ def test_fp8_is_refused_below_sm80_and_torch_compile_without_graph_padding() -> 
     assert combo is not None and combo.id == "torch-compile-without-cuda-graph-padding"
     assert created_by(compile_, padded, {}, ["0.5.5.post3"]) is None  # not refused before 0.5.14
     assert created_by(compile_, cmd, {}, ["0.5.14"]) is None
+
+
+def test_fp8_with_the_cutlass_moe_runner_is_refused_off_hopper_and_blackwell() -> None:
+    # fp8 on sm80-sm88 itself is not refused (Marlin takes it on its own); the CUTLASS MoE runner is
+    fp8 = parse_command(f"{LAUNCH} --quantization fp8")
+    assert fp8 is not None
+    cutlass = FixOut(kind="flag", flag="--moe-runner-backend", action="set", value="cutlass")
+    ampere = created_by(cutlass, fp8, {"gpu.sm": 86}, ["0.5.14"])
+    assert ampere is not None and ampere.id == "fp8-cutlass-moe-outside-sm90"
+    assert created_by(cutlass, fp8, {"gpu.sm": 89}, ["0.5.23"]) is not None  # Ada fails the SM90/100/120 assert
+    assert created_by(cutlass, fp8, {"gpu.sm": 90}, ["0.5.14"]) is None
+    assert created_by(cutlass, fp8, {"gpu.sm": 120}, ["0.5.23"]) is None
+    plain = parse_command(LAUNCH)
+    assert plain is not None and created_by(cutlass, plain, {"gpu.sm": 86}, ["0.5.14"]) is None  # not an fp8 model
+    assert created_by(cutlass, plain, {"gpu.sm": 86, "quantization": "fp8"}, ["0.5.14"]) is not None  # the log's

@@ -144,3 +144,25 @@ def test_one_command_per_node(tmp_path) -> None:
     assert rep["launches"][0]["command_kind"] == "corrected"  # the root cause's removal is in it (as a rename)
     text = run(["check", str(log), "--no-baseline", "--no-color", "--cmd", cmd]).stdout
     assert f"corrected command (node 1 of 2: --node-rank 1):\n  {want.format(1)}\n" in text
+
+
+def test_without_a_command_every_unrecognized_flag_is_named_and_fixed(tmp_path) -> None:
+    # argparse joins every word it could not place: "--tp-szie 2 --enable-ep-moe" (issue 16, item 3)
+    rep = _report(tmp_path)
+    [f] = [f for f in rep["findings"] if f["code"] == "SGD953"]
+    assert "none of the flags --tp-szie, --enable-ep-moe" in f["explanation"]
+    assert [(x["flag"], x["action"], x.get("combined")) for x in f["fixes"][:2]] == [
+        ("--tp-szie", "remove", None), ("--enable-ep-moe", "remove", True)]
+    assert [e["text"] for e in f["evidence"]] == [ARGPARSE.splitlines()[1]]  # the message once, not once per flag
+
+
+def test_argparse_flags_reads_the_joined_words() -> None:
+    from sglang_doctor.engine.expr import compile_expr, evaluate
+
+    def ev(src: str, **names):
+        return evaluate(compile_expr(src), names)
+
+    assert ev("argparse_flags(a)", a="--tp-szie 1 --enable-ep-moe --x=3 -1 --tp-szie 2") == (
+        "--tp-szie", "--enable-ep-moe", "--x")
+    assert ev("argparse_flags(a, 1)", a="--a 1") == ()
+    assert ev("join(argparse_flags(a), ' / ')", a="--a --b") == "--a / --b"

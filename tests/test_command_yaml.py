@@ -9,7 +9,7 @@ from pathlib import Path
 from helpers_cli import run
 
 from sglang_doctor.launch.command import parse_command
-from sglang_doctor.launch.yaml_edit import _distribute, original_fragment, yaml_fragment
+from sglang_doctor.launch.yaml_edit import _distribute, fragment_keys, yaml_fragment
 
 LOG = "sglang==0.5.14\nsglang serve: error: unrecognized arguments: --tp-szie 2\n"
 K8S = """apiVersion: apps/v1
@@ -57,8 +57,8 @@ def test_kubernetes_args_come_back_as_the_args_list(tmp_path: Path) -> None:
 def test_a_compose_bash_c_string_keeps_its_install_step(tmp_path: Path) -> None:
     rep, _ = _check(tmp_path, "compose.yml", COMPOSE)
     assert rep["corrected_command"] == (
-        "# services.sglang:\ncommand: bash -c 'pip install -U transformers && python3 -m sglang.launch_server "
-        "--model-path m --tp-size 2'")
+        "# services.sglang:\ncommand: bash -c \"pip install -U transformers && python3 -m sglang.launch_server "
+        "--model-path m --tp-size 2\"")  # the user's own string: its quotes stay
 
 
 def test_diff_shows_the_changed_yaml_lines(tmp_path: Path) -> None:
@@ -84,4 +84,6 @@ def test_fragment_and_original_name_the_same_keys() -> None:
     assert cmd is not None
     new = yaml_fragment(compose, cmd)
     assert new == "# services.s:\ncommand:\n- --model-path\n- m\n- --dp-size\n- '2'"
-    assert original_fragment(compose, new) == "# services.s:\ncommand:\n- --model-path\n- m"
+    given = parse_command("python3 -m sglang.launch_server --model-path m")
+    assert given is not None
+    assert yaml_fragment(compose, given, keys=fragment_keys(new)) == "# services.s:\ncommand:\n- --model-path\n- m"

@@ -361,9 +361,10 @@ def test_cli_cmd_file_compose(tmp_path, monkeypatch) -> None:
     rep = json.loads(r.stdout)
     assert rep["context"]["env"]["NCCL_P2P_DISABLE"] == "1"
     assert rep["context"]["launch"]["env_file"] == ".env, extra.env"
-    # compose runs its command without a shell: the env fix goes into an `env` wrapper, in the file's command key
-    assert rep["corrected_command"] == ("# services.sglang:\n"
-                                        "command: env HF_TOKEN=$HF_TOKEN python3 -m sglang.launch_server --model-path X --tp 2")
+    # compose runs its command without a shell: the env fix goes into the service's `environment:`, in its form
+    assert rep["corrected_command"] == ("# services.sglang:\nenvironment:\n  NCCL_P2P_DISABLE: 1\n"
+                                        "  SGLANG_ENABLE_JIT_DEEPGEMM: '0'\n  DEBUG: true\n  FROM_HOST: null\n"
+                                        "  SPACED: a b\n  HF_TOKEN: $HF_TOKEN")
     # the same launch as a shell line gets a prefix
     r = run(["--format", "json", "--cmd", "python3 -m sglang.launch_server --model-path X --tp 2", "x.log"])
     assert json.loads(r.stdout)["corrected_command"] == "HF_TOKEN=$HF_TOKEN python3 -m sglang.launch_server --model-path X --tp 2"

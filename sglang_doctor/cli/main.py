@@ -115,6 +115,9 @@ _common = [
                  help="The model's directory (its config.json): fix values such as a --tp-size that splits its heads. "
                       "Default: the launch's model path on disk or in the Hugging Face cache."),
     click.option("--diff", is_flag=True, help="Also show the corrected command as a unified diff of the given one."),
+    click.option("--fix", "fix", is_flag=True,
+                 help="Rewrite the --cmd-file in place to run the corrected command (only one that carries the root "
+                      "cause's fix), the original kept as FILE.bak; prints the change as a diff, secrets masked."),
     click.option("--redact-hosts", is_flag=True, help="Also mask IP addresses and host names."),
     click.option("-q", "--quiet", is_flag=True, help="Only errors and warnings; no startup summary."),
     click.option("--color/--no-color", default=None, help="Force colour on or off (default: auto, NO_COLOR)."),
@@ -164,6 +167,8 @@ class _Settings:
     command_yaml: bool = False  # --cmd-file was a compose / Kubernetes file
     command_text: str | None = None  # --cmd-file: the lines holding the launch as written (YAML: the file)
     diff: bool = False  # --diff: the corrected command as a unified diff too
+    fix: bool = False  # --fix: rewrite the --cmd-file to run the corrected command
+    fix_file: Any = None  # --fix: the file as read (cli/fix_file.FileText)
     model_dir: str | None = None  # --model-dir: the model's config.json for fix values
     rules: list[Any] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
@@ -195,7 +200,15 @@ def _settings(opts: dict[str, Any]) -> _Settings:
     kept = {r.id for r in st.rules}
     st.disabled = sorted(r.id for r in loaded if r.id not in kept)
     st.known = {n for r in loaded for n in (r.id, r.code)}
+    if st.fix and not st.cmd_file:
+        _die("--fix rewrites the file given with --cmd-file: give one")
     if st.cmd_file:
+        if st.fix:
+            from sglang_doctor.cli.fix_file import read_for_fix
+
+            st.fix_file = read_for_fix(st.cmd_file)
+            if isinstance(st.fix_file, str):
+                _die(st.fix_file)
         st.command, st.command_text = _read_cmd_file(st.cmd_file)
         st.command_yaml = st.cmd_file.lower().endswith((".yml", ".yaml"))  # as extract_command reads it
     elif st.command is not None:
@@ -256,10 +269,18 @@ def _diagnose(st: _Settings, names: list[str], texts: dict[str, str] | None = No
         from sglang_doctor.pipeline.why import explain
 
         after = explain(trace, st.rules, run.report, run.results, sup.suppressed, st.disabled, st.redact_hosts)
-    if st.diff:
+    if st.diff or st.fix:
         from sglang_doctor.report.diff import command_diffs
 
         after = command_diffs(run.report) + after
+    if st.fix:
+        from sglang_doctor.cli.fix_file import outcome
+
+        message, failed = outcome(run, st.cmd_file or "", st.fix_file)
+        if failed:  # (printed with the run's errors; the exit status is not 0)
+            run.errors.append(message)
+        else:
+            click.echo(f"sglang-doctor: {message}", err=True)
     _emit(run, st, after)
 
 
@@ -273,6 +294,7 @@ def _options(st: _Settings, sup: Any, **kw: Any) -> Any:
                    redact_hosts=st.redact_hosts,
                    jobs=st.jobs, command_source="cmd-file" if st.cmd_file else "cmd",
                    model_dir=st.model_dir, find_model=True,
+                   rewrite=(st.cmd_file, st.fix_file.text) if st.fix and st.cmd_file and st.fix_file else None,
                    severity=st.severity, suppressor=sup, **kw)
 
 
@@ -378,6 +400,8 @@ def _follow(files: tuple[str, ...], st: _Settings) -> NoReturn:
 
     if len(files) > 1:
         _die("--follow takes one file (or stdin)")
+    if st.fix:
+        _die("--fix rewrites the --cmd-file after a finished log, not with --follow")
     source = files[0] if files else "-"
     streamed: set[tuple[str, int]] = set()
     sup = _suppressor(st)

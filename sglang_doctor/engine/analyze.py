@@ -464,6 +464,14 @@ def _unhandled(rh: RuleHits, ctx: Context) -> RuleHits | None:
     return RuleHits(rh.rule, kept[:MAX_EVIDENCE], max(count, min(len(kept), MAX_EVIDENCE)))
 
 
+def _each(fix: Fix, names: dict[str, Any]) -> list[dict[str, Any]]:
+    """The names a fix is rendered with: once, or once per item of its `each` list (as `item`)."""
+    if fix.each is None:
+        return [names]
+    items = names.get(fix.each)
+    return [{**names, "item": x} for x in items] if isinstance(items, (list, tuple)) else []
+
+
 def _fixes_of(rule: Rule, ctx: Context, isolate: bool = False) -> list[Fix]:
     if not (rule.isolate or isolate):
         return rule.fixes
@@ -497,8 +505,8 @@ def build_finding(rh: RuleHits, ctx: Context, input_index: int) -> Finding | Non
             parts.append(expr.render(part.text, names).strip())
         except expr.MissingValue:
             continue
-    fixes = [f for f in (_render_fix(fx, names, ctx) for fx in [*_fixes_of(rule, ctx, hit.isolate), *(Fix(**d) for d in hit.fixes)])
-             if f is not None]
+    fixes = [f for fx in [*_fixes_of(rule, ctx, hit.isolate), *(Fix(**d) for d in hit.fixes)]
+             for f in (_render_fix(fx, n, ctx) for n in _each(fx, names)) if f is not None]
     evidence = [Evidence(input=input_index, line=h.line, text=h.text, ts=h.ts, rank=h.rank or None) for h in rh.hits]
     return Finding(rule=rule.id, code=rule.code, severity=rule.severity, title=_title(rule.title, names),
                    explanation=" ".join(p for p in parts if p), evidence=evidence,

@@ -110,6 +110,18 @@ def _sglang_pin(dist: str, release: str) -> str:
     return found
 
 
+def _argparse_flags(text: str, skip: int = 0) -> tuple[str, ...]:
+    """The options in argparse's `unrecognized arguments: …` list (the words it could not place,
+    joined by spaces: a flag, its value, the next flag), each once, `--x=1` as `--x`."""
+    out: list[str] = []
+    for word in str(text).split():
+        if word.startswith("-") and quantity(word) is None and len(word) > 1:
+            flag = word.split("=", 1)[0]
+            if flag not in out:
+                out.append(flag)
+    return tuple(out[int(skip):])
+
+
 def _mem_plan(names: Mapping[str, Any], **given: Any) -> dict[str, Any]:
     # (lazy: the memory model is imported only when a rule that asks for it fires)
     from sglang_doctor.fix.memory_plan import plan_from_log
@@ -146,6 +158,9 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "clamp": _clamp,  # clamp(x, lo, hi)
     "size_gib": _size_gib,  # size_gib("64m") = 0.0625: a docker/SGLang size (bytes without a unit) in GiB
     "coalesce": lambda *a: a[0],  # coalesce(a, b, …): the first one known (evaluated lazily)
+    "argparse_flags": _argparse_flags,  # argparse_flags("--a 1 --b", skip): its options, the first `skip` left out
+    "join": lambda items, sep=", ": sep.join(str(x) for x in items),
+    "len": len,
     "pow2_floor": lambda x: 1 << (max(int(x), 1).bit_length() - 1),  # largest power of two <= x
     # pypi(module[, default]): the PyPI distribution of a dotted import name (data/pypi-names.yaml);
     # unknown -> default, or the top-level name. A lookup in shipped data, nothing is imported.

@@ -174,6 +174,9 @@ class Fix:
     # Part of the recommended change: the corrected command applies it together with the first
     # fix of the finding (one plan over several flags), not as an alternative.
     combined: bool = False
+    # The fix written once for each item of a list a `let` computes (`argparse_flags(args)`: every
+    # flag of one message), the item as `{item}` in its templates; none when the list is empty.
+    each: str | None = None
 
     def __post_init__(self) -> None:
         if self.launcher != "server" and self.kind != "flag":

@@ -15,6 +15,7 @@ from typing import Any
 
 from sglang_doctor.fix.apply import apply_fixes
 from sglang_doctor.fix.combinations import created_by
+from sglang_doctor.fix.env_edit import container_env
 from sglang_doctor.launch.command import LaunchCommand, parse_command, render
 from sglang_doctor.model import Finding, FixOut
 from sglang_doctor.fix.validity import Problem, repair
@@ -138,16 +139,23 @@ class Correction:
     # "corrected": it carries the root cause's fix; "suggested": only other findings' changes
     kind: str = "corrected"
     notes: list[str] = field(default_factory=list)  # fixes left out, and why
+    # a compose / Kubernetes launch: env fixes for the container's environment, (name, value | None to remove)
+    env: list[tuple[str, str | None]] = field(default_factory=list)
 
 
 def corrected_command(command: str | None, findings: list[Finding], env_wrapper: bool = False,
                       version: str | None = None, server_args: dict[str, Any] | None = None) -> LaunchCommand | None:
     """The launch command with the chosen fixes applied, or None (no command, or nothing applies).
 
-    `env_wrapper`: the command is a compose / Kubernetes one, so env fixes go into an
-    `env NAME=VALUE …` wrapper, which those run without a shell, not into a prefix.
+    `env_wrapper`: the command is a compose / Kubernetes one, which runs without a shell: env fixes
+    go into the container's environment (`correct`'s `env`), here into an `env NAME=VALUE …` wrapper.
     """
     found = correct(command, findings, env_wrapper, version, server_args)
+    if found is not None and found.env:  # (a caller without the file: the environment as an `env` wrapper)
+        from sglang_doctor.fix.apply import apply_in_place
+
+        apply_in_place(found.command, [FixOut(kind="env", name=n, action="set" if v is not None else "remove", value=v)
+                                       for n, v in found.env], env_wrapper=True)
     return found.command if found is not None else None
 
 
@@ -187,7 +195,12 @@ def correct(command: str | None, findings: list[Finding], env_wrapper: bool = Fa
         chosen = [_respelled(fx, targets[-1]) for fx in chosen]
         fits = list(itertools.takewhile(lambda r: all(writable(fx, [r]) for fx in chosen), reversed(targets)))
         targets = fits[::-1] or targets[-1:]
-    new_cmd, applied = apply_fixes(cmd, chosen, env_wrapper=env_wrapper)
+    # a compose / Kubernetes launch: env fixes go into the container's environment, not the command
+    in_file = container_env(cmd, chosen) if env_wrapper else {}
+    new_cmd, rest = apply_fixes(cmd, [fx for k, fx in enumerate(chosen) if k not in in_file], env_wrapper=env_wrapper)
+    it = iter(rest)
+    applied = [True if k in in_file else next(it) for k in range(len(chosen))]
+    env = [e for e in in_file.values() if e is not None]
     if not any(applied):
         return None
     carries_root = root is None or any(ok and r for ok, r in zip(applied, of_root)) or any(
@@ -196,9 +209,9 @@ def correct(command: str | None, findings: list[Finding], env_wrapper: bool = Fa
     new_cmd, problems = repair(new_cmd, targets, server_args)
     # A fix with nothing to write (a `set` without a value, a removal of a flag the command lacks) is
     # still "applied": never give the user's own command back as its correction.
-    if render(new_cmd) == render(cmd):
+    if render(new_cmd) == render(cmd) and not env:
         return None
-    return Correction(new_cmd, targets, narrowed, problems, "corrected" if carries_root else "suggested", refused)
+    return Correction(new_cmd, targets, narrowed, problems, "corrected" if carries_root else "suggested", refused, env)
 
 
 def unverified_note(version: str | None) -> str:

@@ -15,7 +15,9 @@ sets, and adds `env -u NAME` when something the command cannot edit may still se
 
 from __future__ import annotations
 
-from sglang_doctor.fix.command_edit import _docker_key, _satisfied
+from typing import Any
+
+from sglang_doctor.fix.command_edit import _attr, _docker_key, _satisfied
 from sglang_doctor.launch.command import Arg, LaunchCommand
 from sglang_doctor.launch.shell import basename, pythonish
 from sglang_doctor.launch.launch_env import env_wrapper, host_env
@@ -142,3 +144,32 @@ def _remove(cmd: LaunchCommand, name: str) -> bool:
         assert wr is not None
         cmd.launcher[wr.start + 1:wr.start + 1] = ["-u", name]  # env takes options before assignments only
     return True
+
+
+def container_env(cmd: LaunchCommand, fixes: list[Any]) -> dict[int, tuple[str, str | None] | None]:
+    """The env fixes of a compose / Kubernetes launch that go into the container's environment
+    (`environment:` / `env:`), by their position in `fixes`: (name, value), value None to remove
+    it, or None when the launch already satisfies the fix. A variable the command's own `env`
+    wrapper names stays there (it overrides the environment); a removal while an env file may set
+    the variable stays with the command (`env -u`)."""
+    from sglang_doctor.launch.launch_env import launch_env
+
+    wr = env_wrapper(cmd.launcher)
+    out: dict[int, tuple[str, str | None] | None] = {}
+    for k, fix in enumerate(fixes):
+        name, action, value = _attr(fix, "name"), str(_attr(fix, "action") or "set"), _attr(fix, "value")
+        if str(_attr(fix, "kind") or "") != "env" or not name or action not in ("set", "raise", "lower", "remove"):
+            continue
+        if wr is not None and (wr.clear or any(n == name for _, _, n, _ in wr.ops)):
+            continue
+        current = launch_env(cmd).value(name)
+        if action == "remove":
+            if not host_env(cmd).env_files:
+                out[k] = (name, None) if current is not None else None
+            continue
+        if value is None:
+            continue
+        satisfied = current is not None and (
+            current == str(value) if action == "set" else _satisfied(action, current, str(value)))
+        out[k] = None if satisfied else (name, str(value))
+    return out

@@ -10,7 +10,7 @@ is edited in place (launch/splice.py).
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sglang_doctor.launch.command import DEFAULT_ALIASES, LaunchCommand, _find_launch, _yaml_part, yaml_documents
@@ -85,15 +85,6 @@ def _join(words: list[str]) -> str:
     return " ".join(w if re.fullmatch(r"[^\s'\"\\]+", w) else shlex.quote(w) for w in words)
 
 
-def _dump(key: str, original: Any, words: list[str]) -> str:
-    """`key: value` as YAML, a list when the user wrote a list, else one string."""
-    import yaml
-
-    value: Any = words if isinstance(original, (list, tuple)) else _join(words)
-    return yaml.safe_dump({key: value}, sort_keys=False, width=10_000, default_flow_style=False,
-                          allow_unicode=True).rstrip("\n")
-
-
 def _launch_nodes(text: str) -> Iterator[tuple[list[tuple[str, list[str]]], dict[Any, Any], list[str]]]:
     """(its command keys' words, the mapping, its path) of each mapping whose keys hold an SGLang launch."""
     for doc in yaml_documents(text):
@@ -103,34 +94,116 @@ def _launch_nodes(text: str) -> Iterator[tuple[list[tuple[str, list[str]]], dict
                 yield keys, node, path
 
 
-def yaml_fragment(text: str, cmd: LaunchCommand) -> str | None:
-    """The keys of the service / container holding the launch in `text`, rewritten to run `cmd`
-    (only the keys that change), under a comment naming where they go; None when the file's launch
-    is not found."""
+def launch_edit(text: str, cmd: LaunchCommand) -> tuple[list[str], dict[Any, Any], list[tuple[str, Any, bool]]] | None:
+    """The service / container in `text` that holds the launch (its path and mapping), and each of
+    its command keys with the value that runs `cmd` and whether that differs from the file's. A
+    value keeps the form the user wrote (a list stays a list; a string holding the whole launch is
+    edited in place, keeping its quoting). None when the file's launch is not found."""
     for keys, node, path in _launch_nodes(text):
         joined = shlex.join([w for _, ws in keys for w in ws])
         split = _distribute(keys, shlex.split(splice(joined, cmd)))
-        changed = [(k, node[k], split[k]) for k, ws in keys if split[k] != ws]
-        if not changed:
-            return None
-        where = ".".join(path).replace(".[", "[") or "(top level)"
-        return "\n".join([f"# {where}:", *(_dump(k, original, ws) for k, original, ws in changed)])
+        out: list[tuple[str, Any, bool]] = []
+        for k, ws in keys:
+            original = node[k]
+            if split[k] == ws:
+                out.append((k, list(original) if isinstance(original, (list, tuple)) else str(original), False))
+            elif isinstance(original, (list, tuple)):
+                out.append((k, split[k], True))
+            elif len(keys) == 1 and _find_launch(_yaml_part(original), DEFAULT_ALIASES):
+                out.append((k, splice(str(original), cmd), True))  # the user's own string, only the launch's words changed
+            else:
+                out.append((k, _join(split[k]), True))
+        return path, node, out
     return None
 
 
-def original_fragment(text: str, fragment: str) -> str | None:
-    """The keys `fragment` (a yaml_fragment of `text`) rewrites, as `text` has them: what it replaces."""
+def where(path: list[str]) -> str:
+    """A path as the fragment's comment names it: `services.sglang`, `spec.containers[sglang]`."""
+    return ".".join(path).replace(".[", "[") or "(top level)"
+
+
+# --- the container's environment: compose `environment:` (a mapping or NAME=VALUE items), Kubernetes `env:`
+
+EnvEdit = tuple[str, str | None]  # (name, value); None: the variable is removed
+Mask = Callable[[str, str], str]  # (name, value) -> the value as shown (a secret masked)
+
+
+def env_key(node: dict[Any, Any], path: list[str]) -> str:
+    """The key holding the container's environment: the one the file uses, else `env` for a
+    Kubernetes container (its path runs through `containers`), `environment` for a compose service."""
+    for key in ("environment", "env"):
+        if key in node:
+            return key
+    return "env" if any(p in ("containers", "initContainers") for p in path) else "environment"
+
+
+def edited_env(current: Any, key: str, edits: list[EnvEdit], mask: Mask | None = None) -> Any:
+    """The environment `current` (as loaded; None when absent) with `edits` applied, in its own
+    form; new compose entries in the mapping form when the file has none. `mask`: every value as shown."""
+    show = mask or (lambda n, v: v)
+    if key == "env":  # Kubernetes: [{name, value} | {name, valueFrom}]
+        items = [dict(x) for x in current] if isinstance(current, list) else []
+        for name, value in edits:
+            at = next((i for i, x in enumerate(items) if isinstance(x, dict) and x.get("name") == name), None)
+            if value is None:
+                items = [x for i, x in enumerate(items) if i != at]
+            elif at is None:
+                items.append({"name": name, "value": value})
+            else:
+                items[at] = {"name": name, "value": value}
+        return [{**x, "value": show(str(x["name"]), str(x["value"]))}
+                if isinstance(x, dict) and isinstance(x.get("value"), str) and "name" in x else x for x in items]
+    if isinstance(current, list):  # compose: NAME=VALUE or NAME
+        out = [str(x) for x in current]
+        for name, value in edits:
+            at = next((i for i, x in enumerate(out) if x.partition("=")[0] == name), None)
+            if value is None:
+                out = [x for i, x in enumerate(out) if i != at]
+            elif at is None:
+                out.append(f"{name}={value}")
+            else:
+                out[at] = f"{name}={value}"
+        return [f"{n}={show(n, v)}" if eq else n for n, eq, v in (x.partition("=") for x in out)]
+    env = dict(current) if isinstance(current, dict) else {}
+    for name, value in edits:
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return {k: show(str(k), v) if isinstance(v, str) else v for k, v in env.items()}
+
+
+def _dump_value(key: str, value: Any) -> str:
     import yaml
 
-    head, _, body = fragment.partition("\n")
-    if not head.startswith("# ") or not head.endswith(":"):
+    return yaml.safe_dump({key: value}, sort_keys=False, width=10_000, default_flow_style=False,
+                          allow_unicode=True).rstrip("\n")
+
+
+def yaml_fragment(text: str, cmd: LaunchCommand, env: list[EnvEdit] | None = None, mask: Mask | None = None,
+                  keys: list[str] | None = None) -> str | None:
+    """The keys of the service / container holding the launch in `text`, rewritten to run `cmd`
+    and with the environment changes `env`, under a comment naming where they go: the keys that
+    change, or those named in `keys`. None when the file's launch is not found or nothing is shown."""
+    found = launch_edit(text, cmd)
+    if found is None:
         return None
+    path, node, values = found
+    parts = [_dump_value(k, v) for k, v, changed in values if (k in keys if keys is not None else changed)]
+    key = env_key(node, path)
+    if env or (keys is not None and key in keys and key in node):
+        parts.append(_dump_value(key, edited_env(node.get(key), key, env or [], mask)))
+    if not parts:
+        return None
+    return "\n".join([f"# {where(path)}:", *parts])
+
+
+def fragment_keys(fragment: str) -> list[str]:
+    """The keys a yaml_fragment shows."""
+    import yaml
+
     try:
-        keys = list((yaml.safe_load(body) or {}).keys())
+        loaded = yaml.safe_load(fragment.partition("\n")[2])
     except yaml.YAMLError:
-        return None
-    where = head[2:-1]
-    for _, node, path in _launch_nodes(text):
-        if (".".join(path).replace(".[", "[") or "(top level)") == where:
-            return "\n".join([head, *(_dump(k, node[k], _words(node[k])) for k in keys if k in node)])
-    return None
+        return []
+    return [str(k) for k in loaded] if isinstance(loaded, dict) else []

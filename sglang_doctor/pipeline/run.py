@@ -42,6 +42,8 @@ class Options:
     suppressor: Any = None  # a policy.suppress.Suppressor: baseline and inline ignores
     model_dir: str | None = None  # the model's directory (--model-dir): its config.json gives fix values
     find_model: bool = False  # else look the launch's model path up on disk / in the HF cache (the CLI does)
+    # --fix: the --cmd-file's name and whole text, rewritten (unredacted) to run the corrected command
+    rewrite: tuple[str, str] | None = None
 
 
 @dataclass
@@ -54,6 +56,8 @@ class Run:
     results: list[InputResult] = field(default_factory=list)
     units: list[Unit] = field(default_factory=list)
     interrupted: bool = False  # Ctrl-C: the report covers the input read before it
+    rewritten: str | None = None  # --fix: the --cmd-file's text running the corrected command (never shown)
+    rewrite_refused: str = ""  # --fix: why there is none
 
 
 class Interrupt:
@@ -136,13 +140,17 @@ def assemble(infos: list[InputInfo], results: list[InputResult], rules: list[Rul
         per_unit.append(findings)
     per_unit = _policy(per_unit, options, names, paths)
     report = run.report
+    befores: list[str | None] = []
     for unit, findings in zip(run.units, per_unit):
-        findings, launch = _fix_unit(unit, findings, options)
+        findings, launch, written = _fix_unit(unit, findings, options)
+        run.rewritten = written.rewritten if len(run.units) == 1 else None
+        run.rewrite_refused = written.refused
+        befores.append(written.before)
         launch.findings = list(range(len(report.findings), len(report.findings) + len(findings)))
         report.findings.extend(findings)
         report.launches.append(launch)
     if run.units:
-        report.context = _context(run.units[0], report.launches[0], options)
+        report.context = _context(run.units[0], report.launches[0], options, befores[0])
         report.startup = report.launches[0].startup
         if len(report.launches) == 1:
             report.corrected_command = report.launches[0].corrected_command
@@ -164,8 +172,20 @@ def _policy(per_unit: list[list[Finding]], options: Options, names: list[str],
     return out
 
 
-def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[list[Finding], LaunchInfo]:
-    """The fix stage of one unit: fixes spelled for its release, its corrected command."""
+@dataclass
+class _Written:
+    """Beside a unit's corrected command: the command it corrects, written the same way (the same
+    layout, secrets as the same `$NAME` placeholders: what --diff compares), and with --fix the
+    --cmd-file rewritten, unredacted."""
+
+    before: str | None = None
+    rewritten: str | None = None
+    refused: str = ""  # why there is no rewritten file
+
+
+def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[list[Finding], LaunchInfo, _Written]:
+    """The fix stage of one unit: fixes spelled for its release, its corrected command (and with
+    --fix, the --cmd-file rewritten to run it, unredacted)."""
     from sglang_doctor.facts.startup import startup_summary
     from sglang_doctor.fix.correct import correct, launch_command, rebuilt_defaults, spell_fixes
     from sglang_doctor.fix.router_spelling import spell_router_fixes
@@ -188,25 +208,38 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
     found = correct(command, findings, env_wrapper=yaml, version=version, server_args=known)
     fixed = found.command if found is not None else None
     text = nodes = None
+    extra = _Written()
     if fixed is not None:
-        from sglang_doctor.launch.command import LaunchCommand, render
+        from sglang_doctor.launch.command import LaunchCommand, parse_command, render
         from sglang_doctor.launch.splice import splice
-        from sglang_doctor.policy.redact import redact_command
+        from sglang_doctor.policy.redact import env_value, redact_command
 
         redacted = redact_command(fixed)  # --api-key $SGLANG_API_KEY: pasteable, and no secret
         # the user's own text (wrapper, chains, line continuations) with only the launch's words changed
         written = (options.command_text or command) if command == options.command else command
-        from sglang_doctor.launch.yaml_edit import yaml_fragment
+        from sglang_doctor.launch.yaml_edit import fragment_keys, yaml_fragment
 
         def write(c: LaunchCommand) -> str:  # a compose / Kubernetes file: the YAML keys that change
             if yaml:
-                return (yaml_fragment(options.command_yaml_text, c) if options.command_yaml_text else None) or render(c)
+                return (yaml_fragment(options.command_yaml_text, c, found.env, env_value)
+                        if options.command_yaml_text else None) or render(c)
             return splice(written, c) if written else render(c)
 
         text = write(redacted)
+        original = parse_command(command or "")
+        if original is not None:
+            given_as = redact_command(original)
+            if yaml and options.command_yaml_text and text:
+                extra.before = yaml_fragment(options.command_yaml_text, given_as, None, env_value, fragment_keys(text))
+            elif not yaml:
+                extra.before = write(given_as)
         from sglang_doctor.fix.nodes import node_commands
 
         nodes = [write(n) for n in node_commands(redacted)] or None
+        if options.rewrite is not None and command == options.command:
+            from sglang_doctor.launch.rewrite import rewrite_file
+
+            extra.rewritten, extra.refused = rewrite_file(options.rewrite[1], options.rewrite[0], fixed, found.env)
     launch = LaunchInfo(input=primary.input, first_line=primary.first_line, last_line=primary.last_line,
                         inputs=unit.inputs if len(unit.launches) > 1 else None,
                         sglang_version=str(version) if version else None, corrected_command=text,
@@ -217,15 +250,16 @@ def _fix_unit(unit: Unit, findings: list[Finding], options: Options) -> tuple[li
                         command_notes=(found.notes or None) if text is not None and found is not None else None,
                         node_commands=nodes,
                         startup=startup_summary(ctx))
-    return findings, launch
+    return findings, launch, extra
 
 
 def _span(releases: list[str]) -> str:
     return releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
 
 
-def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]:
-    """The report's context: the unit's facts (its primary launch's win), the version, the command."""
+def _context(unit: Unit, launch: LaunchInfo, options: Options, before: str | None = None) -> dict[str, Any]:
+    """The report's context: the unit's facts (its primary launch's win), the version, the command
+    (`before`: as the corrected command writes it, when there is one)."""
     from sglang_doctor.fix.correct import unverified_note
     from sglang_doctor.registry.spelling import releases_of
 
@@ -248,10 +282,8 @@ def _context(unit: Unit, launch: LaunchInfo, options: Options) -> dict[str, Any]
                                          f"{launch.sglang_version} lack a flag or value it sets")
     if given:
         ctx["command"] = options.command_text if options.command and options.command_text else given
-        if options.command_yaml_text and launch.corrected_command:  # what the YAML fragment replaces
-            from sglang_doctor.launch.yaml_edit import original_fragment
-
-            ctx["command"] = original_fragment(options.command_yaml_text, launch.corrected_command) or given
+        if before and launch.corrected_command:  # (a YAML file: the keys its fragment replaces)
+            ctx["command"] = before
     elif launch.command_source == "server_args":
         from sglang_doctor.fix.correct import launch_command
 

@@ -36,9 +36,9 @@ _SECRET_WORD = re.compile(r"(?i)\w*(?:token|secret|password|passwd)|(?:api|acces
                           r"service|master|signing|encryption)?key|apikey|credentials?|auth|authorization")
 _NAME_PARTS = re.compile(r"[_\-.\s]+|(?<=[a-z0-9])(?=[A-Z])")
 # Values that hold no secret whatever their name: numbers and lists of them, booleans, None, a
-# $REFERENCE, an <angle-bracketed> placeholder or special token, a file path, the placeholder.
+# $REFERENCE (Kubernetes: $(NAME)), an <angle-bracketed> placeholder or special token, a file path, the placeholder.
 _PLAIN_VALUE = re.compile(r"(?i)[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s*,\s*[-+]?\d+(?:\.\d+)?)*|true|false|none|null|"
-                          r"yes|no|on|off|\$\{?[A-Za-z_]\w*\}?|<[^<>\n]*>|(?:~|\.{1,2})?/\S*")
+                          r"yes|no|on|off|\$\{?[A-Za-z_]\w*\}?|\$\([A-Za-z_]\w*\)|<[^<>\n]*>|(?:~|\.{1,2})?/\S*")
 
 
 def secret_name(name: str) -> bool:
@@ -281,6 +281,11 @@ def _scrub(s: str) -> str:
     return _HF_TOKEN_RE.sub("$HF_TOKEN", s)
 
 
+def env_value(name: str, value: str) -> str:
+    """An environment variable's value as a corrected command shows it: a secret becomes `$NAME`."""
+    return f"${name}" if secret_value(name, value) else _scrub(value)
+
+
 def redact_command(cmd: LaunchCommand) -> LaunchCommand:
     """Copy of cmd with secrets replaced by ``$NAME`` placeholders the user can export.
 
@@ -301,7 +306,7 @@ def redact_command(cmd: LaunchCommand) -> LaunchCommand:
 
     env: list[tuple[str, str]] = []
     for k, v in new.env_prefix:
-        nv = f"${k}" if secret_value(k, v) else _scrub(v)
+        nv = env_value(k, v)
         if nv != v:
             removed.update((v, f"{k}={v}"))
         env.append((k, nv))

@@ -62,9 +62,11 @@ def _used_names(rule: Rule) -> set[str]:
     for source in rule.let.values():
         used |= expr.names_in(str(source))
     for fix in rule.fixes:
+        names: set[str] = set()
         for t in (fix.value, fix.text, fix.flag, fix.name):  # a package/env name may be a template too
             if t:
-                used |= set(expr.template_names(t))
+                names |= set(expr.template_names(t))
+        used |= (names - {"item"} | {fix.each}) if fix.each else names  # (`item`: one of its `each` list)
         used |= condition_names(fix.when)
     return used
 
