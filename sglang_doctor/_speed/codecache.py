@@ -71,6 +71,8 @@ def _save(path: str) -> None:
 def cached_exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
     """`exec(source, globals, locals)`, a text's compiled code taken from the cache."""
     global _added
+    if globals is None:  # as `exec` in the caller's frame: its module's globals
+        globals = sys._getframe(1).f_globals
     if not isinstance(source, str):
         builtins.exec(source, globals, locals)
         return
