@@ -202,3 +202,20 @@ def test_the_model_is_not_imported_by_a_run_that_does_not_need_it(demo_dir: Path
     none = code.replace(str(demo_dir / "qwen3.6-27b-awq-dtype-crash.log"), str(healthy))
     assert "memory_model" not in subprocess.run([sys.executable, "-c", none], capture_output=True, text=True,
                                                 check=True).stdout
+
+
+def test_the_searches_copy_of_a_model_is_the_one_replace_builds() -> None:
+    """memory_plan._sized stands in for dataclasses.replace in the searches: it is only right while
+    ModelInfo has init fields alone and no __post_init__."""
+    import dataclasses
+
+    from sglang_doctor.fix.memory_plan import _sized
+    from sglang_doctor.launch.model_dir import LinearState, ModelInfo
+
+    assert not hasattr(ModelInfo, "__post_init__") and all(f.init for f in dataclasses.fields(ModelInfo))
+    m = ModelInfo(name="m", architectures=("A",), model_type="t", num_layers=4, num_heads=8, num_kv_heads=2,
+                  head_dim=64, v_head_dim=64, hidden_size=512, context_len=4096,
+                  linear=LinearState("gdn", 3, 1, 1, 1, 1, 1, 4), kv_cell_bytes=1 << 20)
+    got = _sized(m, kv_cell_bytes=77, mamba_state_bytes=5)
+    assert got == dataclasses.replace(m, kv_cell_bytes=77, mamba_state_bytes=5) and got is not m
+    assert m.kv_cell_bytes == 1 << 20 and hash(got) == hash(dataclasses.replace(got))

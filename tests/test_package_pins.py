@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sglang_doctor.engine.analyze import Matcher, analyze_chunks
 from sglang_doctor.engine.expr import MissingValue, compile_expr, evaluate
@@ -78,3 +80,26 @@ def test_without_the_release_no_value_is_given(rules) -> None:
     f = _finding(_run("transformers==5.0.0\n" + REGISTERED, rules), "transformers-config-already-registered")
     assert "pins transformers==" not in f.explanation
     assert next(x for x in f.fixes if x.name == "transformers").value is None
+
+
+_HINT_WORDS = ["torch", "TORCH", "Triton", "vllm", "sgl-kernel", "sgl_Kernel", "==", "site-packages/", "lmsysorg/sglang:",
+               "Python", "CUDA available", "version", " is ", ": ", "  ", "1.2", "v0.5", "3", "Module Not Found",
+               "[2026-05-02 00:00:01 TP0] ", "token usage: 0.04, ", "ſ", "K", "İ", "\t", "-", "."]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_HINT_WORDS), max_size=10).map("".join))
+def test_the_hint_prefilter_never_skips_a_line_the_hint_matches(text):
+    """`_may_hint` only saves the regex where it cannot match: a version line is never lost."""
+    from sglang_doctor.facts.packages import _HINT, _may_hint
+
+    if _HINT.search(text):
+        assert _may_hint(text)
+
+
+def test_the_hint_prefilter_skips_serving_lines():
+    from sglang_doctor.facts.packages import _may_hint
+
+    assert not _may_hint("[2026-05-02 00:00:01 DP0 TP0] Decode batch, #running-req: 3, #token: 900, token usage: 0.04, "
+                         "cuda graph: False, gen throughput (token/s): 451.20, #queue-req: 0, ")
+    assert _may_hint("[2026-05-02 00:00:01] torch 2.8.0")

@@ -43,3 +43,18 @@ def test_spelling_follows_renames():
     assert spell("--mem-fraction-static", "0.4.0") == "--mem-fraction-static"
     assert spell("--mamba-full-memory-ratio", "0.4.6") is None
     assert spell("--anything", None) == "--anything"
+
+
+def test_replacements_read_off_the_deprecated_rows_equal_those_of_every_release_table():
+    """`deprecated_specs()` (the run-length index, cold-start path) gives the renames the tables of
+    every release give, in the same order (the richest record of the oldest release wins a tie)."""
+    from sglang_doctor.registry import spelling
+
+    seen = []
+    for rel in flags.releases():
+        table = flags.flags_for(rel)
+        for name in list(table):
+            if table[name].deprecated and table[name] not in seen:
+                seen.append(table[name])
+    assert flags.deprecated_specs() == seen
+    assert spelling._replacements()  # the registry records renames

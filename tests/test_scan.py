@@ -79,3 +79,23 @@ def test_matcher_candidates_are_the_same_before_and_after_the_index(rules, demo_
     for t in texts:
         assert [r.id for r in plain.candidates(t)] == [r.id for r in indexed.candidates(t)], t
     assert indexed._index
+
+
+def test_an_anchored_pattern_without_a_literal_is_scanned_by_hyperscan_with_the_same_lines():
+    """The package-version hint (facts/packages.py) has `^` alternatives and no required literal: it
+    was scanned with `regex` over every byte (~0.3 s a MB); Hyperscan's multiline anchors on the raw
+    block give the very lines that scan gave, on the real logs and on serving lines."""
+    from sglang_doctor.facts.packages import HINT
+
+    sc = scan.Scanner([HINT])
+    assert sc.plan.hs_patterns == [HINT] and sc.plan.python_patterns == []
+    root = Path(__file__).parent
+    logs = sorted((root / "data" / "real").glob("*.log")) + sorted((root / "data" / "healthy").glob("*.log"))
+    block = b"\n".join(p.read_bytes() for p in logs) + (
+        b"[2026-05-02 00:00:01 DP0 TP0] Decode batch, #running-req: 3, #token: 900, token usage: 0.04, "
+        b"cuda graph: False, gen throughput (token/s): 451.20, #queue-req: 0, \n"
+        b"Python: 3.10.12 (main)\nsgl_kernel: Module Not Found\nflashinfer-python        0.2.3\n")
+    rx = regex.compile(HINT.encode(), regex.MULTILINE)
+    want = sorted({block.rfind(b"\n", 0, m.end() - 1) + 1 if m.end() > 1 else 0 for m in rx.finditer(block)})
+    assert len(want) > 200
+    assert sc.hit_lines(block) == want

@@ -1,11 +1,12 @@
 """The user's cache directory: where it is, and reading and writing its files safely.
 
-Three things are cached there, each keyed so that a stale entry is never used: the
+Five things are cached there, each keyed so that a stale entry is never used: the
 validated rule set (`rules-*.marshal`, with its `manifest-*`), the compiled Hyperscan scanner
-(`scan-*`) and the compiled regular expressions of this interpreter (`re-*.marshal`). The
-directory stays small: each write prunes older variants of its kind, entries no run has read
-for a month, and temporary files a killed run left. Reading one is skipped
-unless this user owns the file in a directory only they can write (a pickle or a compiled
+(`scan-*`), the compiled regular expressions of this interpreter (`re-*.marshal`), the code
+`dataclasses` generates (`code-*.marshal`) and the package's parsed YAML data files
+(`data-*.marshal`). The directory stays small: each write prunes older variants of its kind,
+entries no run has read for a month, and temporary files a killed run left. Reading one is
+skipped unless this user owns the file in a directory only they can write (a pickle or a compiled
 matcher from someone else is code); writing is atomic, and any failure (read-only home,
 full disk) only means the next run builds the thing again.
 """
@@ -13,6 +14,7 @@ full disk) only means the next run builds the thing again.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 
 def cache_dir() -> str:
@@ -23,11 +25,20 @@ def cache_dir() -> str:
 
 # What prune() removes besides the older variants of a kind: an entry no run has read for a month
 # (a read refreshes its time, at most once a day), and a temporary file a killed writer left.
-KINDS = ("rules-", "manifest-", "scan-", "re-")
+KINDS = ("rules-", "manifest-", "scan-", "re-", "data-", "code-")
 MAX_AGE_S = 30 * 86400
 TOUCH_AFTER_S = 86400
 TMP_PREFIX = ".tmp-"
 TMP_AGE_S = 3600
+
+
+def blake2(data: bytes = b"") -> Any:
+    """A 16-byte BLAKE2 hash object (the keys of the cache files)."""
+    try:  # the BLAKE2 module alone: hashlib would also load OpenSSL (~2 ms per run)
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - another Python implementation
+        from hashlib import blake2b
+    return blake2b(data, digest_size=16)
 
 
 def read_trusted(path: str) -> bytes | None:

@@ -27,17 +27,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from sglang_doctor._speed.cachefiles import blake2 as _blake2
+
 MTIME_SLACK_S = 2.0
 _FORMAT = 1  # of a cached rule-set file
 _Stat = tuple[str, int, int]  # path, size (-1 for a directory), mtime_ns
-
-
-def _blake2(data: bytes = b"") -> Any:
-    try:  # the BLAKE2 module alone: hashlib would also load OpenSSL (~2 ms per run)
-        from _blake2 import blake2b
-    except ImportError:  # pragma: no cover - another Python implementation
-        from hashlib import blake2b
-    return blake2b(data, digest_size=16)
 
 
 def _stat(path: str, is_dir: bool) -> _Stat:

@@ -72,6 +72,9 @@ def hyperscan_available() -> bool:
     return _hs is not None
 
 
+PLAN_VERSION = 2  # of _plan's choices (2: anchored patterns without a literal go to Hyperscan)
+
+
 @dataclass
 class ScanPlan:
     """What stage one searches for, and how."""
@@ -139,7 +142,7 @@ class Scanner:
 
         from sglang_doctor.engine.narrow import VERSION
 
-        h = hashlib.sha256(f"{getattr(_hs, '__version__', '?')} narrow-{VERSION}".encode())
+        h = hashlib.sha256(f"{getattr(_hs, '__version__', '?')} narrow-{VERSION} plan-{PLAN_VERSION}".encode())
         for p in patterns:
             h.update(p.encode("utf-8", "replace") + b"\0")
         return h.hexdigest()[:32]
@@ -198,10 +201,16 @@ class Scanner:
             p = stage_one_form(_drop_edge_anchors(p))  # (~0.2 s for the shipped rules: cached with the plan)
             if has_anchor(p) or _BACKREF.search(p):
                 lit = _literal_pattern(p)
-                if lit is None:
-                    self.plan.python_patterns.append(p)
-                else:
+                if lit is not None:
                     candidates.append(lit)
+                elif not _BACKREF.search(p) and self._compiles(p):
+                    # No literal to stand for it: Hyperscan's multiline `^`/`$` on the raw block
+                    # are the Python fallback's, at its speed (a lookaround does not compile).
+                    # The Python scan of such a pattern (the package-version hint of
+                    # facts/packages.py) was ~0.3 s a MB.
+                    candidates.append(p)
+                else:
+                    self.plan.python_patterns.append(p)
             else:
                 candidates.append(p)
         usable: list[str] = []

@@ -11,7 +11,6 @@ second process fails, this one reads the second half itself.
 from __future__ import annotations
 
 import os
-import pickle
 import sys
 from typing import Any, BinaryIO, Callable, Iterator
 
@@ -101,6 +100,8 @@ class Split:
                 os.close(r)
                 with open(path, "rb") as fh:
                     fh.seek(mid)
+                    import pickle  # (here: a run that does not split never needs it)
+
                     data = pickle.dumps(prescan(iter_chunks(fh), scanner, mid), protocol=pickle.HIGHEST_PROTOCOL)
                 view = memoryview(data)
                 while view:
@@ -156,6 +157,8 @@ class Split:
                 data = pipe.read()
             if self._reap() == 0:
                 try:
+                    import pickle
+
                     return pickle.loads(data), self._reader()
                 except Exception:  # (a child killed mid-write)
                     pass

@@ -58,25 +58,20 @@ def _replacements() -> dict[str, tuple[Part, ...]]:
     rename. An empty tuple means the flag is simply to be dropped.
     """
     best: dict[str, tuple[int, tuple[Part, ...]]] = {}
-    for rel in flags.releases():
-        table = flags.flags_for(rel)
-        for name in list(table):
-            spec = table[name]
-            if not spec.deprecated:
-                continue
-            found: list[tuple[int, tuple[Part, ...]]] = []
-            if spec.hint:
-                parts = _hint_parts(spec.hint)
-                if parts:
-                    found.append((3 if any(p.value for p in parts) else 2, parts))
-            helped = _help_parts(spec.help)
-            if helped is not None:
-                found.append((2, helped))
-            if spec.replacement and spec.replacement != spec.name:
-                found.append((1, (Part(spec.replacement),)))
-            for rank, parts in found:
-                if rank > best.get(spec.name, (0, ()))[0]:
-                    best[spec.name] = (rank, parts)
+    for spec in flags.deprecated_specs():
+        found: list[tuple[int, tuple[Part, ...]]] = []
+        if spec.hint:
+            parts = _hint_parts(spec.hint)
+            if parts:
+                found.append((3 if any(p.value for p in parts) else 2, parts))
+        helped = _help_parts(spec.help)
+        if helped is not None:
+            found.append((2, helped))
+        if spec.replacement and spec.replacement != spec.name:
+            found.append((1, (Part(spec.replacement),)))
+        for rank, parts in found:
+            if rank > best.get(spec.name, (0, ()))[0]:
+                best[spec.name] = (rank, parts)
     return {name: parts for name, (_, parts) in best.items()}
 
 

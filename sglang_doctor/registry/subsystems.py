@@ -13,6 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+from sglang_doctor._speed.datacache import packaged_yaml
+
 DATA = Path(__file__).resolve().parent.parent / "data" / "subsystems.yaml"
 MAX_FOUND = 3
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line \d+, in (?P<func>\S+)')
@@ -50,11 +52,7 @@ def _compile(p: str | None) -> re.Pattern[str] | None:
 
 @lru_cache(maxsize=1)
 def subsystems() -> tuple[Subsystem, ...]:
-    import yaml
-
-    # (the package's own data, not a user's file: libyaml's loader, ten times faster than the bounded one)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data = yaml.load(DATA.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 (a safe loader)
+    data = packaged_yaml(DATA.read_text(encoding="utf-8"))
     out = []
     for s in data["subsystems"]:
         frames = tuple(FramePattern(_compile(f.get("sglang")), _compile(f.get("path")), _compile(f.get("func")))

@@ -1,0 +1,65 @@
+"""The generated-code cache of `dataclasses`: the same classes as compiling, kept across runs,
+never trusted blindly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+# Installs the cache, defines a frozen dataclass with defaults and a factory, and reports how many
+# compiled texts came from the file, how many were compiled anew, and whether the class behaves.
+PROBE = r"""
+from sglang_doctor._speed import codecache
+codecache.install()
+loaded = len(codecache._entries)
+from dataclasses import dataclass, field, FrozenInstanceError
+@dataclass(frozen=True)
+class Point:
+    x: int
+    y: int = 2
+    tags: tuple = field(default_factory=tuple)
+p = Point(1)
+try:
+    p.x = 5
+    frozen = False
+except FrozenInstanceError:
+    frozen = True
+ok = (repr(p) == "Point(x=1, y=2, tags=())" and p == Point(1, 2, ()) and hash(p) == hash(Point(1))
+      and frozen and Point.__init__.__code__.co_filename == "<string>")
+print(loaded, ok, codecache._added)
+"""
+
+
+def _run(cache: Path) -> list[str]:
+    env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(cache))
+    p = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.split()
+
+
+def test_second_run_takes_the_generated_methods_from_the_file(tmp_path):
+    cache = tmp_path / "cache"
+    loaded, ok, added = _run(cache)
+    assert (loaded, ok) == ("0", "True") and int(added) >= 4  # __init__, __repr__, __eq__, __setattr__…
+    assert len(list(cache.glob("code-*.marshal"))) == 1
+    loaded, ok, added = _run(cache)
+    assert int(loaded) >= 4 and ok == "True" and added == "0"  # nothing compiled: nothing rewritten
+
+
+def test_a_corrupt_file_is_ignored_and_replaced(tmp_path):
+    cache = tmp_path / "cache"
+    _run(cache)
+    next(cache.glob("code-*.marshal")).write_bytes(b"\xff garbage")
+    loaded, ok, added = _run(cache)
+    assert (loaded, ok) == ("0", "True") and int(added) >= 4
+    assert int(_run(cache)[0]) >= 4
+
+
+def test_switched_off_nothing_is_cached(tmp_path):
+    cache = tmp_path / "cache"
+    env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(cache), SGLANG_DOCTOR_SPEEDUPS="0")
+    p = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env)
+    assert p.returncode == 0 and p.stdout.split()[1] == "True"
+    assert not list(cache.glob("code-*"))
