@@ -162,3 +162,32 @@ def test_sigterm_ends_follow_with_the_summary(tmp_path, fmt):
     else:
         assert any(ln.startswith("1 error") for _, ln in got), got  # the batch report's summary line
     assert proc.returncode == 1  # the findings' status, as at the end of a stream
+
+
+def test_a_rule_waiting_for_its_conditions_is_not_rechecked_after_every_block(tmp_path, monkeypatch):
+    """A backlog read block by block: a matched rule whose conditions do not hold yet is checked again
+    when the stream pauses (or after RECHECK_S), not after each block (each check recomputes the
+    context, the decode summary of the whole history among it)."""
+    from rule_helpers import GOOD, write_rule
+
+    from sglang_doctor.engine.rules import load_rules
+    from sglang_doctor.facts.context import Context
+    from sglang_doctor.pipeline.follow import Follower
+
+    waiting = GOOD.replace("explanation: odd", "conditions:\n  - {fact: server.ready, op: eq, value: true}\nexplanation: odd")
+    rules = load_rules([write_rule(tmp_path, waiting)], builtin=False, cache=False)
+    calls = []
+    real_finish = Context.finish
+    monkeypatch.setattr(Context, "finish", lambda self, *a, **k: (calls.append(1), real_finish(self, *a, **k))[1])
+    seen: list[str] = []
+    fol = Follower(rules, lambda f: seen.append(f.rule))
+    block = ("".join(f"[2026-05-02 09:20:{i % 60:02d} TP0] Decode batch, #running-req: 3, #token: {900 + i}, "
+                     f"token usage: 0.04, cuda graph: True, gen throughput (token/s): {40 + i % 7}.00, #queue-req: 0\n"
+                     for i in range(2000)) + "Something odd happened\n").encode()
+    for _ in range(40):
+        fol.feed_bytes(block)
+    assert len(calls) <= 3, f"{len(calls)} context checks for 40 blocks"
+    assert seen == []  # its condition does not hold
+    fol.feed_bytes(b"[2026-05-02 09:21:00] The server is fired up and ready to roll!\n")
+    fol.idle()  # a pause: the waiting rule is checked, and now holds
+    assert seen == ["my-rule"]

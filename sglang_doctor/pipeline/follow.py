@@ -40,6 +40,10 @@ POLL_S = 0.05  # how often a followed file is checked for growth
 READ_SIZE = 64 * 1024
 BLOCK_BYTES = 1024 * 1024  # at most this much is taken from the queue at once
 SCAN_BYTES = 64 * 1024  # from this size on, what was taken goes through the block path
+# A matched rule whose conditions do not hold yet is checked again when another rule matches, when the
+# stream pauses, or after this long: each check recomputes the context (the decode summary of a long
+# history among it), which on a backlog would otherwise run after every block.
+RECHECK_S = 1.0
 
 
 def _pipe_reader(fd: int, out: queue.Queue[bytes | None]) -> None:
@@ -100,6 +104,8 @@ class Follower:
         self.bytes = 0
         self.emitted: dict[str, Finding] = {}
         self.root: Finding | None = None
+        self.waiting: set[str] = set()  # matched, conditions not holding at the last check
+        self.checked_at = 0.0
 
     def feed_bytes(self, data: bytes) -> None:
         self.bytes += len(data)
@@ -155,16 +161,22 @@ class Follower:
                  and (settled or not rh.rule.skip_handled or rh.hits[-1].end + HANDLED_AFTER < self.number)]
         if not fresh:
             return
+        now = time.monotonic()
+        if not settled and {rh.rule.id for rh in fresh} <= self.waiting and now - self.checked_at < RECHECK_S:
+            return  # nothing new matched: the rules still waiting are checked again soon
+        self.checked_at = now
         ctx = self.analysis.ctx
         if self.options.command and not ctx.command:
             ctx.command = self.options.command
         ctx.finish()
+        self.waiting = set()
         version = ctx.get("sglang.version")
         sup, name = self.options.suppressor, display_name(self.path)
         for rh in sorted(fresh, key=lambda r: (r.hits[0].line, -r.rule.priority)):
             rule = rh.rule
             f = build_finding(rh, ctx, 0)
             if f is None:
+                self.waiting.add(rule.id)
                 continue  # conditions may hold later, when more facts have arrived
             [f] = apply_severity(self.options.severity, spell_fixes([f], version))
             if rule.consequence and self.root is not None:
