@@ -83,8 +83,11 @@ def test_a_frame_counts_when_it_names_the_function(tmp_path: Path) -> None:
     assert catalog_problems(_rule_with(tmp_path, r'managers/scheduler\.py", line \d+'))
 
 
+# sglang srt/model_loader/weight_utils.py get_quant_config (0.4.0-0.5.3.post3): raise ValueError(
+#   f"Unsupported quantization config found for {quantization} in {f}.")
+# (The leak message above lives on: from 0.5.5 through raise_error_or_warn(..., message), a helper.)
 def test_a_release_range_without_the_message_is_reported(tmp_path: Path) -> None:
-    rx = r"req_to_token_pool memory leak detected!"
+    rx = r"Unsupported quantization config found for (?P<method>\w+) in "
     assert catalog_problems(_rule_with(tmp_path, rx, versions="0.5.0-0.5.3")) == []
     assert catalog_problems(_rule_with(tmp_path, rx, versions="0.5.20-0.5.23"))
 

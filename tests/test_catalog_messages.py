@@ -54,6 +54,12 @@ class Runner:
         logger.warning("Tiny")
         logger.debug("Debug messages are not shown at the default level, skipped")
         print_warning_once("Using a slower fallback kernel for " + t + " on this GPU")
+
+    def parse(self, option_string):
+        print_deprecated_warning(f"The command line argument '{option_string}' is deprecated and will be removed.")
+        raise_error_or_warn(self, self.strict, "leaks", f"token pool memory leak detected! {self.n}")
+        _warn_once("fp4", "Falling back to the %s GEMM backend for this layer", self.backend)
+        not_a_helper(f"A string passed to a function that logs nothing: {option_string}")
 '''
 
 
@@ -85,6 +91,17 @@ def test_fstrings_constants_locals_and_formats_become_templates(tmp_path: Path) 
     assert "Load weight end. type={name}, avail mem={mem} GB" in sites  # logging's lazy %-args
     assert "Using a slower fallback kernel for {t} on this GPU" in sites
     assert not any("Debug messages" in t for t in sites)
+
+
+def test_logging_helpers_record_their_message_with_the_helpers_level(tmp_path: Path) -> None:
+    wheel = _wheel(tmp_path, {"sglang/srt/runner.py": RUNNER})
+    found = [(TOOL.display(s.parts), s.kind, s.cls, s.function) for s in TOOL.read_release(str(wheel))[0]]
+    assert ("The command line argument '{option_string}' is deprecated and will be removed.", "log", "warning",
+            "Runner.parse") in found
+    leak = "token pool memory leak detected! {n}"  # raise_error_or_warn: a ValueError when strict, else a warning
+    assert {(k, c) for t, k, c, _ in found if t == leak} == {("raise", "ValueError"), ("log", "warning")}
+    assert ("Falling back to the {backend} GEMM backend for this layer", "log", "warning", "Runner.parse") in found
+    assert not any(t.startswith("A string passed to a function") for t, *_ in found)
 
 
 def test_advice_flags_and_the_head_literal() -> None:

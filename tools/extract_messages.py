@@ -6,8 +6,10 @@ Read with ``ast`` from the sglang release wheels on PyPI (sglang is never import
 * ``raise X(msg, ...)``                      -> kind "raise",  cls X
 * ``assert cond, msg``                       -> kind "assert", cls AssertionError
 * ``logger.error/warning/exception/critical/info(msg, *args)`` (also ``logging.``/``log.``,
-  ``*_once`` variants, ``print_warning_once(msg)``, ``log_info_on_rank0(logger, msg)``,
-  ``warnings.warn(msg)``)                    -> kind "log",    cls the level
+  ``*_once`` variants, ``warnings.warn(msg)``) -> kind "log", cls the level
+* a call of one of SGLang's logging helpers (LOG_FUNCS: ``print_warning_once(msg)``,
+  ``print_deprecated_warning(msg)``, ``log_info_on_rank0(logger, msg)``, ...) -> the kind and
+  level of the helper's own logger/raise call (``raise_error_or_warn`` gives both)
 
 The message expression becomes a template: a list alternating literal text and field names.
 f-strings, ``%``-formats (also logging's lazy ``logger.info("x %s", y)``), ``.format()`` and
@@ -69,9 +71,48 @@ DEFAULT_RELEASES = ["0.4.0", "0.4.3.post4", "0.4.6.post5", "0.4.9.post6", "0.4.1
 LEVELS = {"error": "error", "warning": "warning", "warn": "warning", "exception": "exception",
           "critical": "critical", "fatal": "critical", "info": "info",
           "warning_once": "warning", "info_once": "info", "error_once": "error"}
-# Helpers that log their first (or second) argument.
-LOG_FUNCS = {"print_warning_once": ("warning", 0), "print_info_once": ("info", 0),
-             "log_info_on_rank0": ("info", 1), "warn": ("warning", 0)}
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A function that logs or raises one of its arguments as the message, unchanged."""
+    outcomes: tuple[tuple[str, str], ...]  # (kind, cls) per path: ("log", "warning"), ("raise", "ValueError")
+    arg: int  # the positional argument that is the message
+    lazy: bool = False  # the arguments after it fill the message's %-placeholders (logging's lazy format)
+
+
+_WARN = (("log", "warning"),)
+_INFO = (("log", "info"),)
+# SGLang's (and Python's) helpers whose body passes a parameter straight to logger.<level>(...) or
+# raise, found by reading every function of the sampled wheels whose log/raise message is one of
+# its parameters; file:line of the definition in the wheels that have it. Left out: wrappers that
+# only log at an opt-in debug level (fa_log, kernels/ops/attention/flash_attn/cute/fa_logging.py
+# 0.5.17:89), print to stdout for debugging (srt/debug_utils/dumper.py _log, phase_checker
+# _host_debug), or append text around the message (timer, set_finish_with_abort: "{msg}, rid=...").
+LOG_FUNCS: dict[str, Helper] = {
+    # srt/utils.py 0.4.0:1018, 0.4.10.post2:1517; srt/utils/common.py 0.5.10.post1:1775, 0.5.23:2931
+    "print_warning_once": Helper(_WARN, 0),
+    # srt/utils.py 0.4.9.post6:1524; srt/utils/common.py 0.5.10.post1:1781, 0.5.23:2937
+    "print_info_once": Helper(_INFO, 0),
+    # srt/utils.py 0.4.6.post5:2124; srt/utils/common.py 0.5.23:3981 (logger, msg): logger.info(msg)
+    "log_info_on_rank0": Helper(_INFO, 1),
+    # srt/utils.py 0.4.6.post5:1840; srt/utils/common.py 0.5.10.post1:1114, 0.5.23:2608: logger.info(msg) on TP rank 0
+    "rank0_log": Helper(_INFO, 0),
+    # utils.py 0.4.9.post6:46, 0.5.23:85 (@execute_once): logger.info(message)
+    "info_once": Helper(_INFO, 0),
+    # logger.warning(f"\033[1;33m{message}\033[0m") (the message in ANSI yellow): srt/server_args.py
+    # 0.4.10.post2:283, 0.5.10.post1:6668; srt/arg_groups/argparse_actions.py 0.5.13.post1:27, 0.5.23:27
+    "print_deprecated_warning": Helper(_WARN, 0),
+    # (obj, strict, counter_name, message): raise ValueError(message) if strict else logger.warning(message);
+    # srt/utils/common.py 0.5.5.post3:3653, 0.5.10.post1:3771, 0.5.23:5063
+    "raise_error_or_warn": Helper((("raise", "ValueError"), ("log", "warning")), 3),
+    # (key, msg, *args): logger.warning(msg, *args) once per key; srt/layers/quantization/
+    # compressed_tensors/schemes/compressed_tensors_w4a16_nvfp4.py 0.5.23:38 (dspark's _warn_once
+    # takes only keywords, so never matches)
+    "_warn_once": Helper(_WARN, 1, lazy=True),
+    # warnings.warn(msg) (only when called as warnings.warn)
+    "warn": Helper(_WARN, 0),
+}
 _LOGGER_NAME = re.compile(r"(?i)^_?(logger|log|logging)$|logger$")
 _PERCENT = re.compile(r"%(?:\((\w+)\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])")
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
@@ -459,19 +500,19 @@ def _dotted(node: ast.AST) -> str:
     return ""
 
 
-def _message_of_call(call: ast.Call) -> tuple[str, ast.expr, list[ast.expr]] | None:
-    """(level, message expression, lazy %-args) when the call logs something."""
+def _message_of_call(call: ast.Call) -> list[tuple[str, str, ast.expr, list[ast.expr]]]:
+    """(kind, level or class, message expression, lazy %-args) per way the call logs or raises it."""
     f = call.func
     if isinstance(f, ast.Attribute) and f.attr in LEVELS:
         owner = _dotted(f.value).split(".")[-1]
         if _LOGGER_NAME.search(owner) and call.args:
-            return LEVELS[f.attr], call.args[0], list(call.args[1:])
+            return [("log", LEVELS[f.attr], call.args[0], list(call.args[1:]))]
     name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-    if name in LOG_FUNCS and (name != "warn" or _dotted(f).startswith("warnings")):
-        level, idx = LOG_FUNCS[name]
-        if len(call.args) > idx:
-            return level, call.args[idx], []
-    return None
+    helper = LOG_FUNCS.get(name)
+    if helper and (name != "warn" or _dotted(f).startswith("warnings")) and len(call.args) > helper.arg:
+        lazy = list(call.args[helper.arg + 1:]) if helper.lazy else []
+        return [(kind, cls, call.args[helper.arg], lazy) for kind, cls in helper.outcomes]
+    return []
 
 
 def sites(rel: str, release: Release) -> Iterator[Site]:
@@ -487,9 +528,7 @@ def sites(rel: str, release: Release) -> Iterator[Site]:
             if isinstance(stmt, ast.ClassDef):
                 yield from visit(stmt.body, f"{qual}.{stmt.name}" if qual else stmt.name, scope)
                 continue
-            found = _site(stmt.value if isinstance(stmt, ast.Expr) else stmt)
-            if found:
-                kind, cls, expr, lazy = found
+            for kind, cls, expr, lazy in _site(stmt.value if isinstance(stmt, ast.Expr) else stmt):
                 parts = Renderer(rel, release, scope).render(expr, stmt.lineno)
                 if lazy and len(parts) == 1 and isinstance(parts[0], str):
                     parts = percent_parts(parts[0], lazy)
@@ -506,17 +545,15 @@ def sites(rel: str, release: Release) -> Iterator[Site]:
     yield from visit(tree.body, "", None)
 
 
-def _site(node: ast.AST) -> tuple[str, str, ast.expr, list[ast.expr]] | None:
+def _site(node: ast.AST) -> list[tuple[str, str, ast.expr, list[ast.expr]]]:
     if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
         cls = _dotted(node.exc.func).split(".")[-1] or "Exception"
-        return "raise", cls, node.exc.args[0], []
+        return [("raise", cls, node.exc.args[0], [])]
     if isinstance(node, ast.Assert) and node.msg is not None:
-        return "assert", "AssertionError", node.msg, []
+        return [("assert", "AssertionError", node.msg, [])]
     if isinstance(node, ast.Call):
-        logged = _message_of_call(node)
-        if logged:
-            return "log", logged[0], logged[1], logged[2]
-    return None
+        return _message_of_call(node)
+    return []
 
 
 def read_release(wheel: str) -> tuple[list[Site], int, list[str]]:
@@ -595,7 +632,7 @@ def build(releases: list[str], jobs: int = 2) -> dict:
     return {
         "format": FORMAT_VERSION,
         "generator": "tools/extract_messages.py",
-        "source": "sglang wheels from PyPI, read with ast: raise X(msg), assert c, msg, logger.<level>(msg)",
+        "source": "sglang wheels from PyPI, read with ast: raise X(msg), assert c, msg, logger.<level>(msg), logging helpers (LOG_FUNCS)",
         "releases": releases,
         "wheels": wheelcache.provenance(wheels),
         "min_literal": MIN_LITERAL,
