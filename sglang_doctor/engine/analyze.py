@@ -657,6 +657,9 @@ class _Analysis:
         # While a block is fed (feed_block): the offset of the line being fed, and where a new launch began.
         self._at = 0
         self._switches: list[tuple[int, _Launch]] = []
+        # The last block fed: its last line is the log's last, which the crash watch reads for a stall
+        # (None when a second process read the end: pipeline/split.py).
+        self._tail: tuple[int, bytes] | None = None
 
     @property
     def ctx(self) -> Context:
@@ -692,6 +695,10 @@ class _Analysis:
 
     def finish(self, command: str | None = None) -> None:
         self.flush()
+        if self._tail is not None:
+            first, block = self._tail
+            start = block.rfind(b"\n", 0, len(block) - 1) + 1
+            self.launch.ctx.crash.tail(first + block.count(b"\n", 0, start), decode_line(block[start:len(block) - 1]))
         for launch in [*self.closed, self.launch]:
             if command:  # the user's --cmd wins over a `# cmd:` line in the log
                 launch.ctx.command, launch.ctx.command_line = command, None
@@ -729,6 +736,7 @@ class _Analysis:
             launch.ctx.decode.add_block(block, first, lo, at)
             launch, lo = nxt, at
         launch.ctx.decode.add_block(block, first, lo)
+        self._tail = (first, block)  # its last line is the log's last, if no later block comes
 
     def feed_hits(self, first: int, block: bytes, starts: list[int], pos: int = 0, number: int | None = None) -> None:
         """Feed the hit lines of a block, plus every line while a traceback is open (from `pos`, the

@@ -94,6 +94,7 @@ def _block(block: bytes, starts: list[int]) -> Block:
 def feed_prescan(a: _Analysis, part: Prescan, first: int, read: Callable[[int, int], bytes]) -> int:
     """Feed `part` (its first line is line `first` of the input) to the analysis; the number of the
     input's last line. `read(offset, size)` gives the bytes of a block that has hit lines."""
+    a._tail = None  # the end of the input is this half's, which only its hit lines carry
     pos = part.offset
     line = first
     for block in part.blocks:

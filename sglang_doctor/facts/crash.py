@@ -80,7 +80,8 @@ SYMPTOM_EXCEPTION = re.compile(
 # Signs that mean a failure even after the server reported ready (the others may be one request's).
 FATAL_KINDS = frozenset({"component", "sigquit", "kill-tree", "exit", "watchdog", "native"})
 # Lines a stalled phase may show last that say what it is doing (a JIT build during capture).
-_BUILD_NOTE = re.compile(r"(?i)\bJIT\b|\bcompil(?:e|ing)\b|\bninja\b|\bbuilding\b|\bautotun")
+# (not PyTorch's hint after a device error: "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions")
+_BUILD_NOTE = re.compile(r"(?i)\bJIT\b|\bcompil(?:e|ing)\b(?! with .TORCH_USE_\w+_DSA)|\bninja\b|\bbuilding\b|\bautotun")
 # Minutes without progress inside a phase that a healthy launch does not take.
 STALL_MINUTES = {"cuda graphs": 10, "weights": 60}
 _PHASE_NAMES = {"cuda graphs": "CUDA graph capture", "weights": "weight loading"}
@@ -178,6 +179,12 @@ class CrashWatch:
             if _USER_STOP.match(msg):
                 self.user_stop = self.user_stop or rec.start
             self._add("exception", rec, f"an exception ({_first_line(msg)})", ready, msg)
+
+    def tail(self, number: int, text: str) -> None:
+        """The input's last line when no record carried it (a block the scanner skipped): what the log
+        ends with is the same on both paths (a stall at a build step reads it)."""
+        if number > self.last_line and text.strip():
+            self.last_line, self.last_text = number, text
 
     def _traceback(self, rec: Record, ready: bool) -> None:
         excs = rec.exceptions
