@@ -4,8 +4,9 @@ Stage one (the scanner, line counts, decode statistics) is most of the work on a
 needs nothing but the bytes of a block. For a big regular file this process forks a second one
 that does stage one for the second half (split at a line boundary) while this one analyses the
 first half; it then feeds the few hit lines of the second half and adds its decode statistics
-(engine/prescan.py). The report is the one a single pass gives (tests/test_split.py). When the
-second process fails, this one reads the second half itself.
+(engine/prescan.py). The report is the one a single pass gives (tests/test_decode_stats.py,
+test_a_file_split_over_two_processes_gives_the_single_pass_report). When the second process
+fails, this one reads the second half itself.
 """
 
 from __future__ import annotations
