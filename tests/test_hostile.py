@@ -410,6 +410,11 @@ def _key(run):
                           st.integers(1, 400).map(lambda n: "\n".join(FILLER.format(i % 60) for i in range(n)))),
                 min_size=1, max_size=40).map("\n".join))
 # a log that ends in a line no rule reads: both paths know it as the last line (a stall reads it)
+@example(text="[2026-01-20 03:40:11] server_args=ServerArgs(model_path='Qwen/Qwen3-32B', tp_size=2, page_size=1)\n"
+              "[rank1]: Killed")
+# a sign of failure on a line no rule reads, in the middle of a block: the scanner lets it through
+@example(text="[2026-01-20 03:40:11] server_args=ServerArgs(model_path='Qwen/Qwen3-32B', tp_size=2, page_size=1)\n"
+              "[rank1]: Killed\n" + "\n".join(FILLER.format(i % 60) for i in range(60)))
 @example(text="[2026-01-20 03:40:11] Capture target decode CUDA graph begin. backend=full, num_tokens_per_bs=1, "
               "bs=[1, 2, 4, 8, 12, 16, 24], avail mem=5.12 GB\nnvcc -O3 -c moe_kernel.cu (compiling the JIT kernel)")
 @example(text="[2026-01-20 03:40:11] Capture target decode CUDA graph begin. backend=full, num_tokens_per_bs=1, "

@@ -657,9 +657,11 @@ class _Analysis:
         # While a block is fed (feed_block): the offset of the line being fed, and where a new launch began.
         self._at = 0
         self._switches: list[tuple[int, _Launch]] = []
-        # The last block fed: its last line is the log's last, which the crash watch reads for a stall
-        # (None when a second process read the end: pipeline/split.py).
+        # The last block fed: its last line is the log's last, which how a launch ended reads (a stall at a
+        # build step, a "Killed"), so it is fed at the end when the scanner skipped it (None when a second
+        # process read the end: pipeline/split.py).
         self._tail: tuple[int, bytes] | None = None
+        self._fed = 0  # the last line fed as a line
 
     @property
     def ctx(self) -> Context:
@@ -672,6 +674,7 @@ class _Analysis:
     def feed(self, line: Line, decode: bool = True) -> None:
         """`decode`: count a decode line here (False when its block is counted at once, feed_block)."""
         self.slow += 1
+        self._fed = line.number
         for rec in self.seg.feed(line):
             self._record(rec)
         if decode and TP_LITERAL in line.text:
@@ -694,11 +697,13 @@ class _Analysis:
             self._record(rec)
 
     def finish(self, command: str | None = None) -> None:
-        self.flush()
         if self._tail is not None:
             first, block = self._tail
             start = block.rfind(b"\n", 0, len(block) - 1) + 1
-            self.launch.ctx.crash.tail(first + block.count(b"\n", 0, start), decode_line(block[start:len(block) - 1]))
+            number = first + block.count(b"\n", 0, start)
+            if number > self._fed:  # the scanner skipped it: read as the line-by-line path reads it
+                self.feed(Line(number, decode_line(block[start:len(block) - 1])), decode=False)
+        self.flush()
         for launch in [*self.closed, self.launch]:
             if command:  # the user's --cmd wins over a `# cmd:` line in the log
                 launch.ctx.command, launch.ctx.command_line = command, None

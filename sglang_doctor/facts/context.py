@@ -495,7 +495,9 @@ def _ready(ctx: Context, m: re.Match[str], rec: Record) -> None:
 def scan_patterns() -> list[str]:
     """Regexes of the extractors: stage one lets their lines through (decode lines are read apart,
     facts/decode.py)."""
-    return [p.pattern for lit, p, h in _EXTRACTORS] + [_PACKAGE_HINT]
+    from sglang_doctor.facts import crash
+
+    return [p.pattern for lit, p, h in _EXTRACTORS] + [_PACKAGE_HINT] + crash.scan_patterns()
 
 
 # --- handled exceptions ------------------------------------------------------------------

@@ -50,6 +50,13 @@ _NATIVE_ERROR = re.compile(r"^(?:CUDA|HIP|NCCL|cuBLAS|CUBLAS|cuDNN) [Ee]rror: \S
 # An exception line standing at the start of a logged message.
 _EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*(?:Error|Exception)|Exception)(?::\s|\s*$)")
 _TRACEBACK = "Traceback (most recent call last):"
+
+
+def scan_patterns() -> list[str]:
+    """The line-level signs of a failure, for the stage-one scanner: a sign on a line no rule reads
+    (a lone `Killed`, an exit code) must reach the crash watch on the block path too."""
+    return [_COMPONENT.pattern, re.escape(_SIGQUIT), _KILL_TREE.pattern, _EXIT.pattern, _SCHEDULER_DEAD.pattern,
+            _SHELL_SIGNAL.pattern, _WATCHDOG.pattern, _WARMUP.pattern, _MP_CHILD.pattern, _NATIVE_ERROR.pattern]
 _FATAL = "Fatal Python error: "
 _USER_STOP = re.compile(r"^(?:KeyboardInterrupt|SystemExit: 0)\b")
 _FRAME_PARTS = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
@@ -179,12 +186,6 @@ class CrashWatch:
             if _USER_STOP.match(msg):
                 self.user_stop = self.user_stop or rec.start
             self._add("exception", rec, f"an exception ({_first_line(msg)})", ready, msg)
-
-    def tail(self, number: int, text: str) -> None:
-        """The input's last line when no record carried it (a block the scanner skipped): what the log
-        ends with is the same on both paths (a stall at a build step reads it)."""
-        if number > self.last_line and text.strip():
-            self.last_line, self.last_text = number, text
 
     def _traceback(self, rec: Record, ready: bool) -> None:
         excs = rec.exceptions
