@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import re
 
-from sglang_doctor.facts.crash import CrashWatch
+from sglang_doctor.facts.crash import CrashWatch, scan_patterns as _crash_patterns
 from sglang_doctor.facts.decode import DecodeStats
 from sglang_doctor.facts.packages import HINT as _PACKAGE_HINT, PackageWatch
 from sglang_doctor.read.records import Record, parse_ts as _ts
@@ -495,9 +495,7 @@ def _ready(ctx: Context, m: re.Match[str], rec: Record) -> None:
 def scan_patterns() -> list[str]:
     """Regexes of the extractors: stage one lets their lines through (decode lines are read apart,
     facts/decode.py)."""
-    from sglang_doctor.facts import crash
-
-    return [p.pattern for lit, p, h in _EXTRACTORS] + [_PACKAGE_HINT] + crash.scan_patterns()
+    return [p.pattern for lit, p, h in _EXTRACTORS] + [_PACKAGE_HINT] + _crash_patterns()
 
 
 # --- handled exceptions ------------------------------------------------------------------

@@ -50,13 +50,6 @@ _NATIVE_ERROR = re.compile(r"^(?:CUDA|HIP|NCCL|cuBLAS|CUBLAS|cuDNN) [Ee]rror: \S
 # An exception line standing at the start of a logged message.
 _EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*(?:Error|Exception)|Exception)(?::\s|\s*$)")
 _TRACEBACK = "Traceback (most recent call last):"
-
-
-def scan_patterns() -> list[str]:
-    """The line-level signs of a failure, for the stage-one scanner: a sign on a line no rule reads
-    (a lone `Killed`, an exit code) must reach the crash watch on the block path too."""
-    return [_COMPONENT.pattern, re.escape(_SIGQUIT), _KILL_TREE.pattern, _EXIT.pattern, _SCHEDULER_DEAD.pattern,
-            _SHELL_SIGNAL.pattern, _WATCHDOG.pattern, _WARMUP.pattern, _MP_CHILD.pattern, _NATIVE_ERROR.pattern]
 _FATAL = "Fatal Python error: "
 _USER_STOP = re.compile(r"^(?:KeyboardInterrupt|SystemExit: 0)\b")
 _FRAME_PARTS = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
@@ -92,6 +85,13 @@ _BUILD_NOTE = re.compile(r"(?i)\bJIT\b|\bcompil(?:e|ing)\b(?! with .TORCH_USE_\w
 # Minutes without progress inside a phase that a healthy launch does not take.
 STALL_MINUTES = {"cuda graphs": 10, "weights": 60}
 _PHASE_NAMES = {"cuda graphs": "CUDA graph capture", "weights": "weight loading"}
+
+
+def scan_patterns() -> list[str]:
+    """The line-level signs of a failure, for the stage-one scanner: a sign on a line no rule reads
+    (a lone `Killed`, an exit code) must reach the crash watch on the block path too."""
+    return [_COMPONENT.pattern, re.escape(_SIGQUIT), _KILL_TREE.pattern, _EXIT.pattern, _SCHEDULER_DEAD.pattern,
+            _SHELL_SIGNAL.pattern, _WATCHDOG.pattern, _WARMUP.pattern, _MP_CHILD.pattern, _NATIVE_ERROR.pattern]
 
 
 class Sign(NamedTuple):
