@@ -143,6 +143,7 @@ def test_greater_than_matches_exactly_the_larger_numbers(bound, number):
 
 
 def test_past_the_bound_a_sketch_within_half_a_percent(monkeypatch):
+    monkeypatch.setattr(decode, "CENTS_CAP", 100_00)  # (values above 100 tok/s go to the keyed counter)
     monkeypatch.setattr(decode, "MAX_KEYS", 500)
     rng = random.Random(5)
     values = [round(rng.lognormvariate(6, 0.7), 2) for _ in range(20000)]
@@ -217,3 +218,25 @@ def test_follow_backlog_gives_the_batch_report(tmp_path):
     want = _report(log)
     got["inputs"] = want["inputs"] = None
     assert got == want
+
+
+def test_values_past_the_array_or_with_other_decimals_stay_exact(monkeypatch):
+    """Hundredths below the cap count in the array; values above it, or printed with one or three
+    decimals, in the keyed counter; two stretches merged (arrays of different sizes) give the reference."""
+    import pickle
+
+    monkeypatch.setattr(decode, "CENTS_CAP", 5_000_00)
+    rng = random.Random(11)
+    texts = [f"{rng.uniform(0, 9000):.2f}" for _ in range(3000)] + ["12.5", "7.125", "6000.00", "0.00", "0099.99"]
+    rng.shuffle(texts)
+    first, second = DecodeStats(), DecodeStats()
+    for i, t in enumerate(texts):
+        (first if i < 40 else second).add_line(_line(t), i + 1)
+    first = pickle.loads(pickle.dumps(first))  # (as a second process hands it over)
+    first.merge(second)
+    got = first.summary()
+    values = [float(t) for t in texts]
+    assert got["lines"] == len(values) and not got["approximate"]
+    for name, q in (("p10", 0.1), ("median", 0.5), ("p90", 0.9)):
+        assert got[name] == pytest.approx(_linear(values, q), abs=1e-6), name
+    assert first._tp and len(first._cents) <= 5_000_00  # (both stores were used)

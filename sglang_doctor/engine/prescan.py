@@ -57,26 +57,31 @@ def prescan(chunks: Iterable[tuple[int, bytes]], scanner: Any, offset: int) -> P
     out = Prescan(offset)
     stats = DecodeStats()
     out.decode.append((1, stats))
+    pending: tuple[int, bytes, list[Hit], str | None] | None = None  # a block whose line count comes next
     for first, block in chunks:
-        starts = scanner.hit_lines(block)
+        if pending is not None:
+            out.blocks.append(_finished(*pending, first - pending[0]))  # (the reader counted its lines)
+        hits, ts = _hits(block, scanner.hit_lines(block))
         lo = 0
-        at = block.find(_LAUNCH)
-        while at >= 0:
-            line_start = block.rfind(b"\n", 0, at) + 1
-            number = first + block.count(b"\n", 0, line_start)
+        # A new launch may begin on a `server_args=` line: a stage-one pattern, so only hit lines can hold one.
+        for hit in hits:
+            if _LAUNCH not in hit.raw:
+                continue
+            number = first + hit.line
             if number != out.decode[-1][0]:
-                stats.add_block(block, first, lo, line_start)
+                stats.add_block(block, first, lo, hit.offset)
                 stats = DecodeStats()
                 out.decode.append((number, stats))
-                lo = line_start
-            nl = block.find(b"\n", at)
-            at = block.find(_LAUNCH, nl + 1) if nl >= 0 else -1
+                lo = hit.offset
         stats.add_block(block, first, lo)
-        out.blocks.append(_block(block, starts))
+        pending = (first, block, hits, ts)
+    if pending is not None:
+        out.blocks.append(_finished(*pending, newlines(pending[1])))
     return out
 
 
-def _block(block: bytes, starts: list[int]) -> Block:
+def _hits(block: bytes, starts: list[int]) -> tuple[list[Hit], str | None]:
+    """The hit lines of a block, and the time of the last header line after the last of them."""
     hits = []
     pos = line = 0
     for at in starts:
@@ -88,7 +93,11 @@ def _block(block: bytes, starts: list[int]) -> Block:
         hits.append(Hit(at, line, block[at:nl], ts))
         line += 1
         pos = nl + 1
-    return Block(len(block), newlines(block), hits, last_header_time(block, pos, len(block)))
+    return hits, last_header_time(block, pos, len(block))
+
+
+def _finished(first: int, block: bytes, hits: list[Hit], ts: str | None, lines: int) -> Block:
+    return Block(len(block), lines, hits, ts)
 
 
 def feed_prescan(a: _Analysis, part: Prescan, first: int, read: Callable[[int, int], bytes]) -> int:

@@ -20,8 +20,10 @@ MAX_LINES = 400
 # What a version-bearing line looks like (a superset of what detect() reads; stage one lets these
 # lines through, so keep it narrow): `x==1.2`, a site-packages path, an image tag, a check_env
 # `Key: 1.2` line or a `pip list` row (both unprefixed), a known package followed by a version.
+# (`[^\S\n]+`, not `[ \t]+`, after the key: the same lines, and Hyperscan runs it ~10x faster,
+# where `:[ \t]` made this one pattern half of stage one's time on a serving log.)
 HINT = (r"==\s*\d|(?:site|dist)-packages/|lmsysorg/sglang:v?\d"
-        r"|^[A-Za-z][\w .-]{0,40}:[ \t]+(?:v?\d+\.\d|Module Not Found)|^[A-Za-z0-9][\w.-]{0,40}[ \t]{2,}\d+\.\d"
+        r"|^[A-Za-z][\w .-]{0,40}:[^\S\n]+(?:v?\d+\.\d|Module Not Found)|^[A-Za-z0-9][\w.-]{0,40}[ \t]{2,}\d+\.\d"
         r"|(?i:torch|transformers|flashinfer|sgl[-_]kernel|triton|xgrammar|vllm)(?:\s+version)?(?:\s+is)?[\s:]+v?\d+\.\d")
 _HINT = re.compile(HINT, re.M)
 # What an ASCII line needs for HINT to have a chance, tested before it (HINT costs ~45 µs on a
