@@ -240,3 +240,50 @@ def test_values_past_the_array_or_with_other_decimals_stay_exact(monkeypatch):
     for name, q in (("p10", 0.1), ("median", 0.5), ("p90", 0.9)):
         assert got[name] == pytest.approx(_linear(values, q), abs=1e-6), name
     assert first._tp and len(first._cents) <= 5_000_00  # (both stores were used)
+
+
+def _graphs_off_log(path, decode_lines: int = 4000) -> None:
+    """A server without CUDA graphs: every decode line a decode-without-cuda-graph match, some with the
+    pool full and a queue (kv-pool-saturated-queue), a traceback, a restart, and a decode line last."""
+    rng = random.Random(4)
+    out = []
+    for launch in range(2):
+        out.append(f"[2026-05-02 10:00:00] server_args=ServerArgs(model_path='/m{launch}', tp_size=1, "
+                   f"disable_cuda_graph=True)")
+        for i in range(decode_lines):
+            full = rng.random() < 0.1
+            out.append(_line(f"{rng.lognormvariate(4, 0.5):.2f}", i, "0.97" if full else "0.40",
+                             rng.randrange(1, 9) if full else 0, "False"))
+            if i % 700 == 5:
+                out.append(f"[2026-05-02 10:00:00] INFO:     172.17.0.3:4000 - \"POST /generate HTTP/1.1\" 200 OK")
+            if launch == 0 and i == decode_lines // 2:
+                out += ["[2026-05-02 10:00:00] Scheduler hit an exception: Traceback (most recent call last):",
+                        '  File "/x/scheduler.py", line 1, in event_loop', "    f()", "ValueError: boom"]
+    path.write_text("\n".join(out) + "\n")
+
+
+def test_lines_only_saturated_rules_read_are_counted_as_reading_them_would(tmp_path, monkeypatch):
+    """Past its evidence a rule's further matches only add to its count: such lines are counted, not fed
+    (a graphs-off server matches on every decode line); the report is the line-by-line one, whole file,
+    split over two processes or followed."""
+    from sglang_doctor.engine import analyze
+
+    log = tmp_path / "graphs-off.log"
+    _graphs_off_log(log)
+    counted = []
+    real = analyze._Analysis.count_line
+    monkeypatch.setattr(analyze._Analysis, "count_line", lambda self, *a: counted.append(a[0]) or real(self, *a))
+    one = _report(log)
+    assert len(counted) > 7000
+    slow = _report(log, fast=False)
+    assert one == slow
+    assert sorted(f["occurrences"] for f in one["findings"] if f["rule"] == "decode-without-cuda-graph") == [4000, 4000]
+    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
+    assert _report(log) == slow
+    fol = Follower(_RULES[0], lambda f: None)
+    data = log.read_bytes()
+    for i in range(0, len(data), 300_000):
+        fol.feed_bytes(data[i:i + 300_000])
+    got = fol.finish(log.name).report.to_json_dict()
+    got["inputs"] = slow["inputs"] = None
+    assert got == slow

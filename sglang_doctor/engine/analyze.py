@@ -199,6 +199,31 @@ def _match_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
 
 
 
+def _rule_match(rule: Rule, rec: Record, matcher: Matcher, joined: str | None) -> tuple[Any, str, dict[str, str]] | None:
+    """The first of the rule's patterns that matches the record with its requires and none of its
+    excludes: (match, the text searched, the requires' captures)."""
+    for p in rule.match.any:
+        m, target = _search(p, rec, matcher, rule)
+        alt = None
+        if m is None and joined is not None and p.in_ != "frames":
+            alt = joined  # a message wrapped over several lines, as one line
+            m, target = _search(p, rec, matcher, rule, alt)
+        if m is None:
+            continue
+        extra: dict[str, str] = {}
+        missing = False
+        for q in rule.match.require:
+            mq = _search(q, rec, matcher, rule, alt)[0]
+            if mq is None:
+                missing = True
+                break
+            extra.update({k: v for k, v in mq.groupdict().items() if v is not None})
+        if missing or any(_search(q, rec, matcher, rule, alt)[0] is not None for q in rule.match.exclude):
+            continue
+        return m, target, extra
+    return None
+
+
 def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits], last_ts: str | None = None) -> None:
     """`last_ts`: the time of the latest header line before `rec`, for a record logged without one."""
     trace = matcher.trace
@@ -206,44 +231,34 @@ def match_record(rec: Record, matcher: Matcher, hits: dict[str, RuleHits], last_
     for rule in matcher.candidates(rec.text if joined is None else rec.text + "\n" + joined):
         if trace is not None:
             trace.candidate(rule)
-        for p in rule.match.any:
-            m, target = _search(p, rec, matcher, rule)
-            alt = None
-            if m is None and joined is not None and p.in_ != "frames":
-                alt = joined  # a message wrapped over several lines, as one line
-                m, target = _search(p, rec, matcher, rule, alt)
-            if m is None:
-                continue
-            extra: dict[str, str] = {}
-            missing = False
-            for q in rule.match.require:
-                mq = _search(q, rec, matcher, rule, alt)[0]
-                if mq is None:
-                    missing = True
-                    break
-                extra.update({k: v for k, v in mq.groupdict().items() if v is not None})
-            if missing or any(_search(q, rec, matcher, rule, alt)[0] is not None for q in rule.match.exclude):
-                continue
-            rh = hits.get(rule.id)
-            if rh is None:
-                rh = hits[rule.id] = RuleHits(rule)
-            rh.count += 1
-            if trace is not None:
-                trace.matched(rh)
-            keep = MAX_EVIDENCE
-            if rule.skip_handled:
-                rh.spans.append((rec.start, rec.end))
-                keep = MAX_KEPT_UNTIL_HANDLED  # and then the latest match in the last slot
-            if len(rh.hits) < keep or rule.skip_handled:
-                line, text = _evidence_line(rec, target, m)
-                caps = {**extra, **{k: v for k, v in m.groupdict().items() if v is not None}}
-                ts = rec.ts or glog_time(rec.lines[0].text, last_ts) or last_ts
-                hit = Hit(line, text, caps, rec.rank, ts.replace(" ", "T") if ts else None, rec.start, rec.end)
-                if len(rh.hits) < keep:
-                    rh.hits.append(hit)
-                else:
-                    rh.hits[-1] = hit
-            break
+        found = _rule_match(rule, rec, matcher, joined)
+        if found is None:
+            continue
+        m, target, extra = found
+        rh = hits.get(rule.id)
+        if rh is None:
+            rh = hits[rule.id] = RuleHits(rule)
+        rh.count += 1
+        if trace is not None:
+            trace.matched(rh)
+        keep = MAX_EVIDENCE
+        if rule.skip_handled:
+            rh.spans.append((rec.start, rec.end))
+            keep = MAX_KEPT_UNTIL_HANDLED  # and then the latest match in the last slot
+        if len(rh.hits) < keep or rule.skip_handled:
+            line, text = _evidence_line(rec, target, m)
+            caps = {**extra, **{k: v for k, v in m.groupdict().items() if v is not None}}
+            ts = rec.ts or glog_time(rec.lines[0].text, last_ts) or last_ts
+            hit = Hit(line, text, caps, rec.rank, ts.replace(" ", "T") if ts else None, rec.start, rec.end)
+            if len(rh.hits) < keep:
+                rh.hits.append(hit)
+            else:
+                rh.hits[-1] = hit
+
+
+def saturated(rh: RuleHits | None) -> bool:
+    """A rule whose further matches only add to its count: its evidence is full and it keeps no spans."""
+    return rh is not None and len(rh.hits) >= MAX_EVIDENCE and not rh.rule.skip_handled
 
 
 # --- conditions -------------------------------------------------------------------
@@ -662,6 +677,10 @@ class _Analysis:
         # process read the end: pipeline/split.py).
         self._tail: tuple[int, bytes] | None = None
         self._fed = 0  # the last line fed as a line
+        # The stage-one scanner (set by whoever scans the blocks): which rules a hit line is for.
+        self.scanner: Any = None
+        self._scratch = Segmenter()  # reads a line that is only counted (count_line)
+        self._counted: tuple[int, list[str]] | None = None  # the last such line, and the rules it counted for
 
     @property
     def ctx(self) -> Context:
@@ -696,12 +715,51 @@ class _Analysis:
         for rec in self.seg.finish():
             self._record(rec)
 
+    def count_only(self, ids: tuple[int, ...]) -> list[Rule] | None:
+        """The rules a hit line is for (`ids`: the scanner's pattern ids there), when only rules whose
+        evidence is full read it: nothing else (a fact, the crash watch, a traceback marker) and no
+        open traceback. Such a line is only counted (count_line): a server that runs without CUDA
+        graphs has a decode-without-cuda-graph match on every decode line."""
+        if self.scanner is None or not ids or self.matcher.trace is not None or not self.seg.idle:
+            return None
+        rules: list[Rule] = []
+        for i in ids:
+            for owner in self.scanner.owners_of(i):
+                if owner is None or not saturated(self.hits.get(owner.id)):
+                    return None
+                rules.append(owner)
+        return rules
+
+    def count_line(self, number: int, raw: bytes, rules: list[Rule]) -> bool:
+        """Count line `number` for each of `rules` that matches it, as feeding it would; False (nothing
+        done) when it is not a logged line that stands alone: then it is fed."""
+        seg = self._scratch
+        recs = seg.feed(Line(number, decode_line(raw)))
+        if not seg.idle or any(rec.kind != "line" for rec in recs):
+            self._scratch = Segmenter()
+            return False
+        counted = []
+        for rec in recs:
+            for rule in dict.fromkeys(rules):
+                if _rule_match(rule, rec, self.matcher, None) is not None:
+                    self.hits[rule.id].count += 1
+                    counted.append(rule.id)
+            if rec.ts:
+                self.last_ts = rec.ts
+                self.ctx.note_time(rec.ts)
+        self.launch.last_line = number
+        self._counted = (number, counted)
+        return True
+
     def finish(self, command: str | None = None) -> None:
         if self._tail is not None:
             first, block = self._tail
             start = block.rfind(b"\n", 0, len(block) - 1) + 1
             number = first + block.count(b"\n", 0, start)
             if number > self._fed:  # the scanner skipped it: read as the line-by-line path reads it
+                if self._counted is not None and self._counted[0] == number:
+                    for rule_id in self._counted[1]:  # (it was only counted: now it is read)
+                        self.hits[rule_id].count -= 1
                 self.feed(Line(number, decode_line(block[start:len(block) - 1])), decode=False)
         self.flush()
         for launch in [*self.closed, self.launch]:
@@ -725,15 +783,17 @@ class _Analysis:
         return InputResult(findings, launches[0].context, lines, list(self.matcher.warnings), size, self.slow,
                            launches)
 
-    def feed_block(self, first: int, block: bytes, starts: list[int]) -> None:
+    def feed_block(self, first: int, block: bytes, starts: list[int],
+                   ids: list[tuple[int, ...]] | None = None) -> None:
         """A block the scanner has read: its hit lines (see feed_hits), then its decode lines, each
         stretch into the launch that was current there."""
         if first == 1 and (not starts or starts[0] != 0):
             starts = [0, *starts]  # (the first line: the start time)
+            ids = None if ids is None else [(), *ids]
         launch = self.launch
         self._switches = []
         if starts or not self.seg.idle:
-            self.feed_hits(first, block, starts)
+            self.feed_hits(first, block, starts, ids=ids)
         else:
             self.skipped(block, 0, len(block))
         lo = 0
@@ -743,23 +803,33 @@ class _Analysis:
         launch.ctx.decode.add_block(block, first, lo)
         self._tail = (first, block)  # its last line is the log's last, if no later block comes
 
-    def feed_hits(self, first: int, block: bytes, starts: list[int], pos: int = 0, number: int | None = None) -> None:
+    def feed_hits(self, first: int, block: bytes, starts: list[int], pos: int = 0, number: int | None = None,
+                  ids: list[tuple[int, ...]] | None = None) -> None:
         """Feed the hit lines of a block, plus every line while a traceback is open (from `pos`, the
-        start of line `number`, when resuming in the middle of the block)."""
-        targets = iter(starts)
+        start of line `number`, when resuming in the middle of the block). `ids`: the scanner's pattern
+        ids of each hit line (a line only saturated rules read is counted, see count_only)."""
+        targets = iter(range(len(starts)))
         number = first if number is None else number
         end = len(block)
         while pos < end:
             if self.seg.idle:
-                nxt = next(targets, None)
-                if nxt is None:
+                k = next(targets, None)
+                if k is None:
                     self.skipped(block, pos, end)
                     return
+                nxt = starts[k]
                 if nxt < pos:
                     continue
                 self.skipped(block, pos, nxt)
                 number += block.count(b"\n", pos, nxt)
                 pos = nxt
+                rules = self.count_only(ids[k]) if ids is not None else None
+                if rules is not None:
+                    nl = block.find(b"\n", pos)
+                    if self.count_line(number, block[pos:nl], rules):
+                        number += 1
+                        pos = nl + 1
+                        continue
             nl = block.find(b"\n", pos)
             self._at = pos
             self.feed(Line(number, decode_line(block[pos:nl])), decode=False)
@@ -860,7 +930,7 @@ class _Blocks:
                 self._lines(first, block)
                 return
         try:
-            starts = self.scanner.hit_lines(block)
+            starts, ids = self.scanner.hits(block)
         except Exception:  # a broken compiled engine must not cost the diagnosis: go line by line
             self.factory = None
             self._lines(first, block)
@@ -869,7 +939,8 @@ class _Blocks:
             a.ctx.sglang_mentioned = True  # (as the line path notes it: the scanner decodes only its hit lines)
         if not a.ctx.text_lines and _WORD_BYTES.search(block):
             a.ctx.text_lines = 1  # (the scanner's path decodes only its hit lines)
-        a.feed_block(first, block, starts)
+        a.scanner = self.scanner
+        a.feed_block(first, block, starts, ids)
 
     def _lines(self, first: int, block: bytes) -> None:
         for line in lines_of_chunk(first, block):

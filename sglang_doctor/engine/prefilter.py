@@ -32,11 +32,14 @@ class ScannerCache:
                 return None
             from sglang_doctor.facts.context import scan_patterns
 
-            patterns = [p.regex for r in self.rules for p in r.match.any] + scan_patterns() + MARKERS
+            rule_patterns = [(p.regex, r) for r in self.rules for p in r.match.any]
+            others = scan_patterns() + MARKERS  # (facts, the crash watch, tracebacks: owned by no rule)
+            patterns = [p for p, _ in rule_patterns] + others
+            owners = [r for _, r in rule_patterns] + [None] * len(others)
             from sglang_doctor._speed.cachefiles import cache_dir
 
             try:
-                self._scanner = Scanner(patterns, cache_dir())
+                self._scanner = Scanner(patterns, cache_dir(), owners)
             except Exception:  # a broken engine must not break the diagnosis: go the slow way
                 self._failed = True
                 return None

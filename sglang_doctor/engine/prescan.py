@@ -29,6 +29,7 @@ class Hit(NamedTuple):
     line: int  # lines before it in the block
     raw: bytes
     ts: str | None  # the time of the last header line between the previous hit line and this one
+    ids: tuple[int, ...] = ()  # the scanner's pattern ids that matched there
 
 
 class Block(NamedTuple):
@@ -61,7 +62,7 @@ def prescan(chunks: Iterable[tuple[int, bytes]], scanner: Any, offset: int) -> P
     for first, block in chunks:
         if pending is not None:
             out.blocks.append(_finished(*pending, first - pending[0]))  # (the reader counted its lines)
-        hits, ts = _hits(block, scanner.hit_lines(block))
+        hits, ts = _hits(block, *scanner.hits(block))
         lo = 0
         # A new launch may begin on a `server_args=` line: a stage-one pattern, so only hit lines can hold one.
         for hit in hits:
@@ -80,17 +81,17 @@ def prescan(chunks: Iterable[tuple[int, bytes]], scanner: Any, offset: int) -> P
     return out
 
 
-def _hits(block: bytes, starts: list[int]) -> tuple[list[Hit], str | None]:
+def _hits(block: bytes, starts: list[int], ids: list[tuple[int, ...]]) -> tuple[list[Hit], str | None]:
     """The hit lines of a block, and the time of the last header line after the last of them."""
     hits = []
     pos = line = 0
-    for at in starts:
+    for at, pattern_ids in zip(starts, ids):
         if at < pos:
             continue
         ts = last_header_time(block, pos, at)
         line += block.count(b"\n", pos, at)
         nl = block.find(b"\n", at)
-        hits.append(Hit(at, line, block[at:nl], ts))
+        hits.append(Hit(at, line, block[at:nl], ts, pattern_ids))
         line += 1
         pos = nl + 1
     return hits, last_header_time(block, pos, len(block))
@@ -106,8 +107,9 @@ def feed_prescan(a: _Analysis, part: Prescan, first: int, read: Callable[[int, i
     a._tail = None  # the end of the input is this half's, which only its hit lines carry
     pos = part.offset
     line = first
+    last = first + sum(b.lines for b in part.blocks) - 1
     for block in part.blocks:
-        _feed(a, block, line, lambda: read(pos, block.size))
+        _feed(a, block, line, lambda: read(pos, block.size), last)
         a._switches.clear()  # (its decode lines were counted with the part)
         pos += block.size
         line += block.lines
@@ -123,20 +125,26 @@ def feed_prescan(a: _Analysis, part: Prescan, first: int, read: Callable[[int, i
     return line - 1
 
 
-def _feed(a: _Analysis, block: Block, first: int, read: Callable[[], bytes]) -> None:
+def _feed(a: _Analysis, block: Block, first: int, read: Callable[[], bytes], last: int) -> None:
     """As a.feed_hits would, from the hit lines alone while no traceback is open; the block is read
-    again only to go on line by line through an open one."""
+    again only to go on line by line through an open one. `last`: the input's last line (always read:
+    how the log ends)."""
     if not a.seg.idle:
-        a.feed_hits(first, read(), [h.offset for h in block.hits])
+        a.feed_hits(first, read(), [h.offset for h in block.hits], ids=[h.ids for h in block.hits])
         return
     for i, hit in enumerate(block.hits):
         if hit.ts is not None:
             a.last_ts = hit.ts
         a._at = hit.offset
-        a.feed(Line(first + hit.line, decode_line(hit.raw)), decode=False)
+        number = first + hit.line
+        rules = a.count_only(hit.ids) if number != last else None
+        if rules is not None and a.count_line(number, hit.raw, rules):
+            continue
+        a.feed(Line(number, decode_line(hit.raw)), decode=False)
         if not a.seg.idle:
-            a.feed_hits(first, read(), [h.offset for h in block.hits[i + 1:]],
-                        hit.offset + len(hit.raw) + 1, first + hit.line + 1)
+            rest = block.hits[i + 1:]
+            a.feed_hits(first, read(), [h.offset for h in rest], hit.offset + len(hit.raw) + 1, number + 1,
+                        ids=[h.ids for h in rest])
             return
     if block.ts is not None:
         a.last_ts = block.ts

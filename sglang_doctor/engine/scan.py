@@ -72,7 +72,7 @@ def hyperscan_available() -> bool:
     return _hs is not None
 
 
-PLAN_VERSION = 2  # of _plan's choices (2: anchored patterns without a literal go to Hyperscan)
+PLAN_VERSION = 3  # of _plan's choices (2: anchored patterns without a literal go to Hyperscan; 3: sources)
 
 
 @dataclass
@@ -82,6 +82,9 @@ class ScanPlan:
     hs_patterns: list[str] = field(default_factory=list)  # handed to Hyperscan
     python_patterns: list[str] = field(default_factory=list)  # no literal, Hyperscan refused
     refused: list[str] = field(default_factory=list)  # patterns Hyperscan could not compile (as given)
+    # For each of hs_patterns, then each of python_patterns (ids in that order): the indices of the
+    # patterns given to the Scanner it stands for.
+    sources: list[list[int]] = field(default_factory=list)
 
 
 def _literal_pattern(pattern: str) -> str | None:
@@ -123,16 +126,24 @@ _BACKREF = regex.compile(r"\(\?P=\w+\)|\\[1-9]")
 
 
 class Scanner:
-    """Finds the start offsets of the lines in a block that some pattern matches."""
+    """Finds the start offsets of the lines in a block that some pattern matches.
 
-    def __init__(self, patterns: list[str], cache_dir: str | None = None) -> None:
+    `owners[i]` (optional) is whatever pattern i belongs to: `owners_of(id)` gives the owners of the
+    patterns a match id stands for (engine/analyze.py counts a line only some saturated rules read).
+    """
+
+    def __init__(self, patterns: list[str], cache_dir: str | None = None, owners: list[Any] | None = None) -> None:
         if _hs is None:
             raise RuntimeError("hyperscan is not available")
         self.plan = ScanPlan()
-        if self._load(patterns, cache_dir):
-            return
-        self._plan(patterns)
-        self._save(patterns, cache_dir)
+        if not self._load(patterns, cache_dir):
+            self._plan(patterns)
+            self._save(patterns, cache_dir)
+        own = owners if owners is not None else [None] * len(patterns)
+        self._owners = [tuple(dict.fromkeys(own[i] for i in src)) for src in self.plan.sources]
+
+    def owners_of(self, pattern_id: int) -> tuple[Any, ...]:
+        return self._owners[pattern_id]
 
     # A compiled database takes ~0.1-0.8 s to build; it is cached beside the rule cache,
     # keyed by the exact pattern list (and Hyperscan's version), and rebuilt on any change.
@@ -161,7 +172,7 @@ class Scanner:
             if raw is None:
                 return False
             plan = json.loads(raw)
-            self.plan = ScanPlan(plan["hs"], plan["python"], plan["refused"])
+            self.plan = ScanPlan(plan["hs"], plan["python"], plan["refused"], plan["sources"])
             self._db = None
             if self.plan.hs_patterns:
                 db = read_trusted(path + ".db")
@@ -185,7 +196,7 @@ class Scanner:
         path = os.path.join(cache_dir, f"scan-{self._key(patterns)}")
         try:
             plan = json.dumps({"hs": self.plan.hs_patterns, "python": self.plan.python_patterns,
-                               "refused": self.plan.refused}).encode()
+                               "refused": self.plan.refused, "sources": self.plan.sources}).encode()
             db = _hs.dumpb(self._db) if self._db is not None else b""  # type: ignore[union-attr]
         except Exception:
             return
@@ -196,38 +207,44 @@ class Scanner:
     def _plan(self, patterns: list[str]) -> None:
         from sglang_doctor.engine.narrow import stage_one_form
 
-        candidates: list[str] = []
-        for p in dict.fromkeys(patterns):
-            p = stage_one_form(_drop_edge_anchors(p))  # (~0.2 s for the shipped rules: cached with the plan)
+        where: dict[str, list[int]] = {}
+        for i, p in enumerate(patterns):
+            where.setdefault(p, []).append(i)
+        candidates: list[tuple[str, str]] = []  # (the form stage one searches, the pattern given)
+        python: list[tuple[str, str]] = []
+        for given in where:
+            p = stage_one_form(_drop_edge_anchors(given))  # (~0.2 s for the shipped rules: cached with the plan)
             if has_anchor(p) or _BACKREF.search(p):
                 lit = _literal_pattern(p)
                 if lit is not None:
-                    candidates.append(lit)
+                    candidates.append((lit, given))
                 elif not _BACKREF.search(p) and self._compiles(p):
                     # No literal to stand for it: Hyperscan's multiline `^`/`$` on the raw block
                     # are the Python fallback's, at its speed (a lookaround does not compile).
                     # The Python scan of such a pattern (the package-version hint of
                     # facts/packages.py) was ~0.3 s a MB.
-                    candidates.append(p)
+                    candidates.append((p, given))
                 else:
-                    self.plan.python_patterns.append(p)
+                    python.append((p, given))
             else:
-                candidates.append(p)
-        usable: list[str] = []
-        if self._compiles_all(candidates):
+                candidates.append((p, given))
+        usable: list[tuple[str, str]] = []
+        if self._compiles_all([p for p, _ in candidates]):
             candidates, usable = [], candidates
-        for p in candidates:
+        for p, given in candidates:
             if self._compiles(p):
-                usable.append(p)
+                usable.append((p, given))
                 continue
             self.plan.refused.append(p)
             lit = _literal_pattern(p)
             if lit is not None and self._compiles(lit):
-                usable.append(lit)
+                usable.append((lit, given))
             else:
-                self.plan.python_patterns.append(p)
-        self.plan.hs_patterns = usable
-        self._db = self._build(usable) if usable else None
+                python.append((p, given))
+        self.plan.hs_patterns = [p for p, _ in usable]
+        self.plan.python_patterns = [p for p, _ in python]
+        self.plan.sources = [where[given] for _, given in usable + python]
+        self._db = self._build(self.plan.hs_patterns) if usable else None
         # On raw bytes, so match offsets are block offsets.
         self._python = [regex.compile(p.encode("utf-8"), regex.MULTILINE) for p in self.plan.python_patterns]
 
@@ -257,21 +274,29 @@ class Scanner:
 
     def hit_lines(self, block: bytes) -> list[int]:
         """Sorted start offsets of the lines that hold a match end."""
-        ends: list[int] = []
+        return self.hits(block)[0]
+
+    def hits(self, block: bytes) -> tuple[list[int], list[tuple[int, ...]]]:
+        """Sorted start offsets of the lines that hold a match end, and for each the ids of the
+        patterns that matched there (see owners_of)."""
+        found: list[tuple[int, int]] = []  # (end, pattern id)
         if self._db is not None:
-            def on_match(_id: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
-                ends.append(to)
+            def on_match(pattern_id: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
+                found.append((to, pattern_id))
 
             self._db.scan(block, match_event_handler=on_match)
-        for rx in self._python:
+        base = len(self.plan.hs_patterns)
+        for k, rx in enumerate(self._python):
             # A catastrophic pattern raises TimeoutError here: the caller reads the rest
             # of the input line by line, where each rule's regex has its own budget.
-            ends.extend(m.end() for m in rx.finditer(block, timeout=PYTHON_SCAN_TIMEOUT_S))
-        if not ends:
-            return []
-        starts = set()
-        for e in ends:
+            found.extend((m.end(), base + k) for m in rx.finditer(block, timeout=PYTHON_SCAN_TIMEOUT_S))
+        if not found:
+            return [], []
+        by_start: dict[int, set[int]] = {}
+        for end, pattern_id in found:
             # A match may end right after a newline (patterns with \s*): its line is the one before.
-            pos = max(0, e - 1)
-            starts.add(block.rfind(b"\n", 0, pos) + 1 if pos > 0 else 0)
-        return sorted(starts)
+            pos = max(0, end - 1)
+            start = block.rfind(b"\n", 0, pos) + 1 if pos > 0 else 0
+            by_start.setdefault(start, set()).add(pattern_id)
+        starts = sorted(by_start)
+        return starts, [tuple(sorted(by_start[s])) for s in starts]

@@ -140,10 +140,7 @@ class Context:
     # -- reading records ----------------------------------------------------------
     def observe(self, rec: Record) -> None:
         if rec.ts:
-            if self.first_ts is None:
-                self.first_ts = rec.ts
-            if self.last_ts is None or rec.ts > self.last_ts:
-                self.last_ts = rec.ts
+            self.note_time(rec.ts)
         self._note_text(rec)
         self.crash.observe(rec, "server.ready" in self.facts)
         self.packages.observe(rec)
@@ -178,6 +175,13 @@ class Context:
                     continue
                 if any(lit in ln.text and rx.search(ln.text) for lit, rx in _HANDLED_NOTICES):
                     self.handled_lines.append(ln.number)
+
+    def note_time(self, ts: str) -> None:
+        """A record's header time: the launch's first and latest."""
+        if self.first_ts is None:
+            self.first_ts = ts
+        if self.last_ts is None or ts > self.last_ts:
+            self.last_ts = ts
 
     def _note_text(self, rec: Record) -> None:
         text = rec.text

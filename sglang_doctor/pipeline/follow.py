@@ -116,7 +116,8 @@ class Follower:
             self.carry = self.carry[:MAX_LINE_CHARS]
         scanner = self.scanner() if len(block) >= SCAN_BYTES else None
         if scanner is not None:
-            self.analysis.feed_block(self.number + 1, block, scanner.hit_lines(block))
+            self.analysis.scanner = scanner
+            self.analysis.feed_block(self.number + 1, block, *scanner.hits(block))
             self.number += newlines(block)
         else:
             for raw in block.split(b"\n")[:-1]:

@@ -96,7 +96,8 @@ def clean(text: str) -> str:
         text = parts[-1] if parts else ""
     text = _CONTROL.sub("", text)
     # Prefixes can stack (compose + docker timestamps, kubectl --prefix + --timestamps), peel until none applies.
-    for _ in range(4):
+    # (None can come before SGLang's own `[2026-…` header: most lines of a log skip the five matches.)
+    for _ in range(0 if text[:1] == "[" and text[5:6] == "-" and text[1:5].isdigit() else 4):
         m = (_JOURNALD.match(text) or _DOCKER_TS.match(text) or _COMPOSE.match(text) or _KUBECTL.match(text)
              or _RAY.match(text) or (_QUOTE.match(text) if text[:1] == ">" else None))
         if not m:
