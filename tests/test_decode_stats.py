@@ -287,3 +287,27 @@ def test_lines_only_saturated_rules_read_are_counted_as_reading_them_would(tmp_p
     got = fol.finish(log.name).report.to_json_dict()
     got["inputs"] = slow["inputs"] = None
     assert got == slow
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(min_value=0, max_value=(1 << 21) - 1), st.sampled_from([30, 5000, 1 << 21]),
+       st.lists(st.tuples(st.integers(min_value=0, max_value=1 << 21), st.integers(0, 2)), min_size=1, max_size=300))
+def test_merged_arrays_are_read_as_their_sum(base, spread, offsets):
+    """Stretches merged keep their arrays apart; the summary read from them (chunk sums, one chunk added
+    up where a quantile or a histogram edge falls) is the one of the sorted values."""
+    # (a narrow spread puts many lines on each hundredth: a histogram edge then falls on counted ones)
+    cents_and_part = [(min(base + o % spread, (1 << 21) - 1), k) for o, k in offsets]
+    parts = [DecodeStats() for _ in range(3)]
+    for i, (c, k) in enumerate(cents_and_part):
+        parts[k].add_line(_line(f"{c // 100}.{c % 100:02d}"), i + 1)
+    merged = parts[0]
+    merged.merge(parts[1])
+    merged.merge(parts[2])
+    got = merged.summary()
+    values, cum = merged._sorted()
+    listed = decode._Listed(values, cum)
+    assert got["lines"] == len(cents_and_part) == listed.total
+    for name, q in (("p10", 0.1), ("median", 0.5), ("p90", 0.9)):
+        assert got[name] == round(decode.quantile(listed, q), 6)
+        assert got[name] == pytest.approx(_linear([c / 100 for c, _ in cents_and_part], q), abs=1e-6)
+    assert got["histogram"] == decode.histogram(listed, min(decode.HISTOGRAM_BINS, listed.total))

@@ -30,7 +30,7 @@ from typing import Any, Callable
 from sglang_doctor._speed.cachefiles import blake2 as _blake2
 
 MTIME_SLACK_S = 2.0
-_FORMAT = 1  # of a cached rule-set file
+_FORMAT = 2  # of a cached rule-set file (2: scan_patterns in the summary)
 _Stat = tuple[str, int, int]  # path, size (-1 for a directory), mtime_ns
 
 
@@ -166,7 +166,7 @@ class LazyRule:
     """
 
     SUMMARY = ("id", "code", "title", "severity", "family", "versions", "fallback", "last_resort", "skip_handled",
-               "consequence", "follows", "priority", "prefilter_literals", "path")
+               "consequence", "follows", "priority", "prefilter_literals", "scan_patterns", "path")
     __slots__ = (*SUMMARY, "match", "_blob", "_rule")
 
     def __init__(self, summary: tuple[Any, ...], check: str | None, blob: bytes) -> None:

@@ -12,7 +12,6 @@ pattern to the record, so the findings are the same.
 
 from __future__ import annotations
 
-import regex
 
 # The bulk of a serving log, one line of each shape (SGLang 0.4-0.5: a decode line in a CUDA graph
 # with and without a queue, hybrid models' pools, prefill lines, which 0.5 ends with `cuda graph:
@@ -37,7 +36,7 @@ VERSION = 1  # part of the stage-one cache key (engine/scan.py): change it when 
 # Gaps that cannot cross a newline (a `.` does not, unless the pattern sets the s flag).
 _GAPS = (r"[^\n]*?", r"[^\n]*", r"[^\n]+?", r"[^\n]+")
 _DOT_GAPS = (".*?", ".*", ".+?", ".+")
-_FLAGS = regex.compile(r"\(\?[aiLmux]+\)")  # leading global flags (not s: there `.` crosses lines)
+_FLAGS = r"\(\?[aiLmux]+\)"  # leading global flags (not s: there `.` crosses lines)
 
 
 def _parts(pattern: str) -> list[tuple[str, str]] | None:
@@ -83,6 +82,8 @@ def _parts(pattern: str) -> list[tuple[str, str]] | None:
 
 
 def _common(part: str, flags: str) -> bool:
+    import regex  # (not at import: the scanner's cache key reads VERSION, a cached plan needs no regex)
+
     try:
         rx = regex.compile(flags + part)
     except regex.error:
@@ -93,7 +94,9 @@ def _common(part: str, flags: str) -> bool:
 def stage_one_form(pattern: str) -> str:
     """`pattern` from its first top-level part that no bulk serving line has (see the module doc);
     the pattern itself when its first part is rare already, or every part is common."""
-    m = _FLAGS.match(pattern)
+    import regex
+
+    m = regex.match(_FLAGS, pattern)
     flags = m.group() if m else ""
     parts = _parts(pattern[len(flags):])
     if parts is None or len(parts) < 2:

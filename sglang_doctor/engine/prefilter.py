@@ -32,7 +32,7 @@ class ScannerCache:
                 return None
             from sglang_doctor.facts.context import scan_patterns
 
-            rule_patterns = [(p.regex, r) for r in self.rules for p in r.match.any]
+            rule_patterns = [(p, r) for r in self.rules for p in r.scan_patterns]
             others = scan_patterns() + MARKERS  # (facts, the crash watch, tracebacks: owned by no rule)
             patterns = [p for p, _ in rule_patterns] + others
             owners = [r for _, r in rule_patterns] + [None] * len(others)

@@ -321,6 +321,12 @@ class Rule:
             return [], []
         return sorted(d.glob("fires*.log")), sorted(d.glob("quiet*.log"))
 
+    @property
+    def scan_patterns(self) -> tuple[str, ...]:
+        """The regexes stage one scans for (kept in the rule cache's summary: building the scanner
+        unpickles no rule)."""
+        return tuple(p.regex for p in self.match.any)
+
     @cached_property
     def prefilter_literals(self) -> list[str] | None:
         """Literals one of which must appear in a record for this rule to match it.

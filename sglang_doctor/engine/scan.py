@@ -15,8 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import regex
-
 try:  # optional compiled engine; everything works (slower) without it
     import hyperscan as _hs
 except Exception:  # pragma: no cover - depends on the platform's wheel
@@ -90,6 +88,8 @@ class ScanPlan:
 def _literal_pattern(pattern: str) -> str | None:
     from sglang_doctor.engine.rules import required_literal
 
+    import regex
+
     lit = required_literal(pattern)
     return regex.escape(lit) if lit else None
 
@@ -122,7 +122,16 @@ class LiteralIndex:
 # Budget for one Python-regex pattern over one block (stage one, see hit_lines).
 PYTHON_SCAN_TIMEOUT_S = 1.0
 
-_BACKREF = regex.compile(r"\(\?P=\w+\)|\\[1-9]")
+_BACKREF = r"\(\?P=\w+\)|\\[1-9]"  # (only a new plan looks: `regex` is imported then, not for a cached one)
+
+
+def _compiled_python(patterns: list[str]) -> list[Any]:
+    """The patterns Hyperscan does not run, compiled on raw bytes (match offsets are block offsets)."""
+    if not patterns:
+        return []
+    import regex
+
+    return [regex.compile(p.encode("utf-8"), regex.MULTILINE) for p in patterns]
 
 
 class Scanner:
@@ -180,7 +189,7 @@ class Scanner:
                     return False
                 self._db = _hs.loadb(db, _hs.HS_MODE_BLOCK)  # type: ignore[union-attr]
                 self._db.scratch = _hs.Scratch(self._db)  # type: ignore[union-attr]
-            self._python = [regex.compile(p.encode("utf-8"), regex.MULTILINE) for p in self.plan.python_patterns]
+            self._python = _compiled_python(self.plan.python_patterns)
             return True
         except Exception:  # stale or corrupt: build it
             return False
@@ -205,8 +214,11 @@ class Scanner:
             prune(cache_dir, "scan-")
 
     def _plan(self, patterns: list[str]) -> None:
+        import regex
+
         from sglang_doctor.engine.narrow import stage_one_form
 
+        backref = regex.compile(_BACKREF)
         where: dict[str, list[int]] = {}
         for i, p in enumerate(patterns):
             where.setdefault(p, []).append(i)
@@ -214,11 +226,11 @@ class Scanner:
         python: list[tuple[str, str]] = []
         for given in where:
             p = stage_one_form(_drop_edge_anchors(given))  # (~0.2 s for the shipped rules: cached with the plan)
-            if has_anchor(p) or _BACKREF.search(p):
+            if has_anchor(p) or backref.search(p):
                 lit = _literal_pattern(p)
                 if lit is not None:
                     candidates.append((lit, given))
-                elif not _BACKREF.search(p) and self._compiles(p):
+                elif not backref.search(p) and self._compiles(p):
                     # No literal to stand for it: Hyperscan's multiline `^`/`$` on the raw block
                     # are the Python fallback's, at its speed (a lookaround does not compile).
                     # The Python scan of such a pattern (the package-version hint of
@@ -245,8 +257,7 @@ class Scanner:
         self.plan.python_patterns = [p for p, _ in python]
         self.plan.sources = [where[given] for _, given in usable + python]
         self._db = self._build(self.plan.hs_patterns) if usable else None
-        # On raw bytes, so match offsets are block offsets.
-        self._python = [regex.compile(p.encode("utf-8"), regex.MULTILINE) for p in self.plan.python_patterns]
+        self._python = _compiled_python(self.plan.python_patterns)
 
     @staticmethod
     def _flags() -> int:

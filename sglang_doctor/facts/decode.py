@@ -84,6 +84,7 @@ class DecodeStats:
 
     def __init__(self) -> None:
         self._cents = array("Q")  # hundredths -> lines (values printed with two decimals, below the cap)
+        self._merged: list[array[int]] = []  # other stretches' arrays, added up only where a summary looks
         self._tp: Counter[bytes] = Counter()  # any other printed throughput -> lines
         self._buckets: dict[int, int] | None = None  # the sketch: log-bucket index -> lines
         self._zeros = 0  # (the sketch's count of throughput 0)
@@ -196,12 +197,7 @@ class DecodeStats:
 
     def merge(self, other: DecodeStats) -> None:
         """Add another stretch's lines."""
-        a, b = self._cents, other._cents
-        if len(b) > len(a):
-            a, b = b, a
-        merged = array("Q", map(add, a, b))  # (C-level: ~25 ms for a million entries)
-        merged.extend(a[len(b):])
-        self._cents = merged
+        self._merged += [c for c in (other._cents, *other._merged) if len(c)]  # (`other` is not read again)
         mine, theirs = self._tp, other._tp
         if len(theirs) > len(mine):  # (Counter.update loops in Python over what it adds: the smaller)
             mine, theirs = theirs.copy(), mine
@@ -235,9 +231,13 @@ class DecodeStats:
                                                      if (v := _number(k)) is not None))
         self._tp = Counter()
 
+    def _arrays(self) -> list[array[int]]:
+        return [c for c in (self._cents, *self._merged) if len(c)]
+
     def _exact(self) -> tuple[list[float], list[int]]:
-        """The array's values ascending (hundredths / 100: the float `float(text)` gives) and their counts."""
-        counts = self._cents
+        """The arrays' values ascending (hundredths / 100: the float `float(text)` gives) and their counts."""
+        parts = self._arrays()
+        counts = parts[0] if len(parts) == 1 else _added(parts) if parts else array("Q")
         present = list(compress(range(len(counts)), counts))
         return list(map(truediv, present, repeat(100))), [counts[i] for i in present]
 
@@ -269,19 +269,113 @@ class DecodeStats:
             counts = [merged[v] for v in values]
         return values, list(accumulate(counts))
 
+    def distribution(self) -> _Listed | _Hundredths | None:
+        """The throughputs, as the summary reads them (None: no decode line)."""
+        if self._buckets is None and not self._tp:  # (the arrays alone: read where the summary looks)
+            parts = self._arrays()
+            return _Hundredths(parts) if parts else None
+        values, cum = self._sorted()
+        return _Listed(values, cum) if values else None
+
     def summary(self) -> dict[str, Any] | None:
         """lines, median, p10, p90, queue_peak, usage_peak, histogram, approximate (None: no decode line)."""
-        values, cum = self._sorted()
-        if not values:
+        dist = self.distribution()
+        if dist is None:
             return None
-        out: dict[str, Any] = {"lines": cum[-1]}
+        out: dict[str, Any] = {"lines": dist.total}
         for name, q in (("median", 0.5), ("p10", 0.1), ("p90", 0.9)):
-            out[name] = round(quantile(values, cum, q), 6)
+            out[name] = round(quantile(dist, q), 6)
         out["queue_peak"] = int(self._queue) if self._queue is not None else None
         out["usage_peak"] = _number(self._usage) if self._usage is not None else None
-        out["histogram"] = histogram(values, cum, min(HISTOGRAM_BINS, cum[-1]))
+        out["histogram"] = histogram(dist, min(HISTOGRAM_BINS, dist.total))
         out["approximate"] = self.approximate
         return out
+
+
+def _added(parts: list[array[int]]) -> array[int]:
+    """Arrays of counts added up (C-level: ~25 ms a million entries)."""
+    out = array("Q", parts[0])
+    for p in parts[1:]:
+        a, b = (out, p) if len(out) >= len(p) else (p, out)
+        added = array("Q", map(add, a, b))
+        added.extend(a[len(b):])
+        out = added
+    return out
+
+
+class _Listed:
+    """Distinct values ascending and the cumulative line counts up to each."""
+
+    def __init__(self, values: list[float], cum: list[int]) -> None:
+        self.values, self.cum, self.total = values, cum, cum[-1]
+
+    def before(self, k: int) -> int:
+        """Lines whose value is one of the first k."""
+        return self.cum[k - 1] if k else 0
+
+    def index_of_rank(self, r: int) -> int:
+        """The index of the value of the r-th line (0-based) in ascending order."""
+        return bisect_right(self.cum, r)
+
+
+class _Hundredths:
+    """Arrays of line counts by hundredths, read without adding them up entry by entry: sums of
+    chunks of CHUNK entries, and one chunk added up where a quantile or a histogram edge falls.
+    `values` are the hundredths from the lowest to the highest with a line (some have none)."""
+
+    CHUNK = 4096
+
+    def __init__(self, parts: list[array[int]]) -> None:
+        self.parts = parts
+        size = max(len(p) for p in parts)
+        ch = self.CHUNK
+        self.cum = list(accumulate(sum(sum(p[c:c + ch]) for p in parts) for c in range(0, size, ch)))
+        self.total = self.cum[-1]
+        first = bisect_right(self.cum, 0)  # the first chunk with a line, and the last
+        last = bisect_right(self.cum, self.total - 1)
+        lo = first * ch + next(i for i, n in enumerate(self._chunk(first)) if n)
+        hi = last * ch + max(i for i, n in enumerate(self._chunk(last)) if n)
+        self.lo = lo
+        self.values = _Scaled(lo, hi - lo + 1)
+
+    def _chunk(self, c: int) -> list[int]:
+        """The added-up counts of chunk c."""
+        ch = self.CHUNK
+        out = [0] * ch
+        for p in self.parts:
+            seg = p[c * ch:(c + 1) * ch]
+            out[:len(seg)] = map(add, out, seg)
+        return out
+
+    def before(self, k: int) -> int:
+        i = self.lo + k  # lines below hundredths i
+        c, r = divmod(i, self.CHUNK)
+        return (self.cum[c - 1] if c else 0) + (sum(self._chunk(c)[:r]) if r else 0)
+
+    def index_of_rank(self, r: int) -> int:
+        c = bisect_right(self.cum, r)
+        below = self.cum[c - 1] if c else 0
+        for j, n in enumerate(accumulate(self._chunk(c))):
+            if below + n > r:
+                return c * self.CHUNK + j - self.lo
+        raise IndexError(r)  # (cannot happen: chunk c holds the line)
+
+
+class _Scaled:
+    """The values lo/100, (lo+1)/100, …: a sequence for bisect, never built."""
+
+    def __init__(self, lo: int, n: int) -> None:
+        self.lo, self.n = lo, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, k: int) -> float:
+        if k < 0:
+            k += self.n
+        if not 0 <= k < self.n:
+            raise IndexError(k)
+        return (self.lo + k) / 100
 
 
 class _Probe:
@@ -344,32 +438,31 @@ def _plain(block: bytes, lo: int, hi: int) -> bool:
     return block.count(b"\r", lo, hi) == block.count(b"\r\n", lo, hi)  # (CRLF line ends change nothing)
 
 
-def quantile(values: list[float], cum: list[int], q: float) -> float:
-    """The q-quantile of the observations given as sorted values and cumulative counts: linear
-    between the order statistics at floor and ceil of (lines - 1) * q (polars' and numpy's "linear")."""
-    total = cum[-1]
-    h = (total - 1) * q
+def quantile(dist: _Listed | _Hundredths, q: float) -> float:
+    """The q-quantile of the lines: linear between the order statistics at floor and ceil of
+    (lines - 1) * q (polars' and numpy's "linear")."""
+    h = (dist.total - 1) * q
     lo = math.floor(h)
-    a = values[bisect_right(cum, lo)]
+    a = dist.values[dist.index_of_rank(lo)]
     if h == lo:
         return a
-    b = values[bisect_right(cum, lo + 1)]
+    b = dist.values[dist.index_of_rank(lo + 1)]
     return a + (b - a) * (h - lo)
 
 
-def histogram(values: list[float], cum: list[int], bins: int = HISTOGRAM_BINS) -> list[int]:
+def histogram(dist: _Listed | _Hundredths, bins: int = HISTOGRAM_BINS) -> list[int]:
     """Lines per equal-width throughput bin from the lowest to the highest value."""
+    values = dist.values
     lo, span = values[0], values[-1] - values[0]
     if not span:
-        return [cum[-1]] + [0] * (bins - 1)
+        return [dist.total] + [0] * (bins - 1)
 
     def bin_of(v: float) -> int:
         return min(bins - 1, int((v - lo) / span * bins))
 
     out, below = [], 0
     for b in range(bins):
-        i = bisect_right(values, b, key=bin_of)  # (bin_of rises with the value)
-        upto = cum[i - 1] if i else 0
+        upto = dist.before(bisect_right(values, b, key=bin_of))  # (bin_of rises with the value)
         out.append(upto - below)
         below = upto
     return out
