@@ -139,22 +139,22 @@ def launch_flag_deprecated(ctx: Context) -> list[CheckHit]:
     """Flags in the launch command that the log's release marks deprecated, with their replacement
     in full (fix/validity: `--disable-cuda-graph` -> `--cuda-graph-backend-decode disabled` and
     `--cuda-graph-backend-prefill disabled`), when the release takes it."""
-    from sglang_doctor.fix.validity import repair
     from sglang_doctor.registry import flags
 
     release = _release(ctx)
     if release is None:
         return []
     args, _ = _command_args(ctx)
-    if not args:
-        return []
+    deprecated = [(a, spec) for a in args
+                  if (spec := flags.resolve(a.flag, release, allow_abbrev=False)) is not None and spec.deprecated]
+    if not deprecated:
+        return []  # (most commands: the repair below, ~20 ms on a cold run, only for one that has some)
+    from sglang_doctor.fix.validity import repair
+
     full = {p.flag: p.edits for p in repair(ctx.parsed_command, [release], ctx.server_args)[1]  # type: ignore[arg-type]
             if p.kind == "deprecated"}
     out = []
-    for a in args:
-        spec = flags.resolve(a.flag, release, allow_abbrev=False)
-        if spec is None or not spec.deprecated:
-            continue
+    for a, spec in deprecated:
         caps = {"flag": a.flag, "release": release}
         edits = [e for e in full.get(a.spelled, []) if e.action != "remove"]
         for n, e in enumerate(edits[:2]):
