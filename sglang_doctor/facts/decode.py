@@ -131,7 +131,7 @@ class DecodeStats:
             return
         joined = b",".join(values)
         if _CENTS_FORM.fullmatch(joined):
-            self._count_cents(map(int, joined.replace(b".", b"").split(b",")))
+            self._count_cents(map(int, joined.translate(None, b".").split(b",")))
             return
         for text in values:
             if _CENTS_FORM.fullmatch(text):
