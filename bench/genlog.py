@@ -18,7 +18,7 @@ def demo_text(name: str = "qwen3.6-27b-awq-dtype-crash.log") -> str:
     return (Path(str(resources.files("sglang_doctor") / "fixtures" / "demo")) / name).read_text()
 
 
-def serving_lines(rng: random.Random, n: int) -> list[str]:
+def serving_lines(rng: random.Random, n: int, graphs: bool = True) -> list[str]:
     out = []
     for i in range(n):
         sec = i // 20
@@ -33,7 +33,7 @@ def serving_lines(rng: random.Random, n: int) -> list[str]:
             tp = rng.lognormvariate(6.1, 0.5) if rng.random() > 0.01 else rng.uniform(0.01, 5)
             queue = 0 if rng.random() < 0.9 else rng.randrange(1, 40)
             out.append(f"[{ts} DP{dp} TP{dp}] Decode batch, #running-req: {run}, #token: {int(usage * 21482)}, "
-                       f"token usage: {usage:.2f}, cuda graph: True, "
+                       f"token usage: {usage:.2f}, cuda graph: {graphs}, "
                        f"gen throughput (token/s): {tp:.2f}, #queue-req: {queue}, ")
         elif r < 0.8:
             out.append(f"[{ts} DP{dp} TP{dp}] Prefill batch, #new-seq: 1, #new-token: {rng.randrange(10, 4000)}, "
@@ -48,7 +48,8 @@ def serving_lines(rng: random.Random, n: int) -> list[str]:
     return out
 
 
-def write_log(path: Path, size_bytes: int, seed: int = 0) -> None:
+def write_log(path: Path, size_bytes: int, seed: int = 0, graphs: bool = True) -> None:
+    """`graphs`=False: a server without CUDA graphs (every decode line says `cuda graph: False`)."""
     rng = random.Random(seed)
     demo = demo_text().splitlines(keepends=True)
     crash_at = next(i for i, ln in enumerate(demo) if "Scheduler hit an exception" in ln)
@@ -57,7 +58,7 @@ def write_log(path: Path, size_bytes: int, seed: int = 0) -> None:
         written = fh.tell()
         while written < size_bytes:
             n = max(100, min(20000, (size_bytes - written) // 200))  # ~200 bytes a line: stop near the size
-            block = "\n".join(serving_lines(rng, n)) + "\n"
+            block = "\n".join(serving_lines(rng, n, graphs)) + "\n"
             fh.write(block)
             written += len(block)
         fh.writelines(demo[crash_at - 1:])

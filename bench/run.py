@@ -12,6 +12,7 @@ Prints, for this machine (and its load average, before and after: the machine ma
      wheel), and log_parser's own time and RSS;
   3. cold start on a 10 KB startup log vs `python -c "import click, rich.console, pydantic, yaml, regex"`;
   4. preflight on a 60-shard model directory (bench/preflight_accuracy.py --perf);
+  2b. a 32 MB log of a server without CUDA graphs against the same log with graphs on;
   5. --follow: a finding's latency after its line is written, and a backlog (`cat big.log | sglang-doctor -f`)
      against the batch run of the same log;
   6. (not with --quick) 200 logs of 1 MB in one invocation vs one 200 MB log; rule-count scaling;
@@ -266,6 +267,17 @@ def main() -> None:
         print(f"{size_mb:5.0f}M {d.wall:9.2f} {d.cpu:6.2f} {g.wall:7.2f} {g.cpu:6.2f} {d.wall / g.wall:10.2f} "
               f"{size_mb / d.wall:5.0f} {d.rss:6d}  {same!s:8}  {exact}")
     print(f"   {load()}")
+
+    print(f"\n2b. a server without CUDA graphs: every decode line is a decode-without-cuda-graph match "
+          f"(medians of {a.runs})")
+    pair = {}
+    for graphs in (True, False):
+        log = work / f"graphs-{'on' if graphs else 'off'}-32m.log"
+        if not log.exists():
+            write_log(log, 32_000_000, graphs=graphs)
+        pair[graphs] = median_of([DOCTOR, "--format", "json", str(log)], a.runs)
+    print(f"graphs off {pair[False].wall:.2f} s (CPU {pair[False].cpu:.2f} s) vs the same log with graphs on "
+          f"{pair[True].wall:.2f} s (CPU {pair[True].cpu:.2f} s): {pair[False].wall / pair[True].wall:.2f} x")
 
     # A pip install byte-compiles the package; an editable one (or PYTHONDONTWRITEBYTECODE)
     # may not have: compile it first, or the figure is the cost of compiling our sources.

@@ -681,6 +681,7 @@ class _Analysis:
         self.scanner: Any = None
         self._scratch = Segmenter()  # reads a line that is only counted (count_line)
         self._counted: tuple[int, list[str]] | None = None  # the last such line, and the rules it counted for
+        self._count_rules: dict[tuple[int, ...], tuple[_Launch, list[Rule]]] = {}  # count_only's answers
 
     @property
     def ctx(self) -> Context:
@@ -722,12 +723,17 @@ class _Analysis:
         graphs has a decode-without-cuda-graph match on every decode line."""
         if self.scanner is None or not ids or self.matcher.trace is not None or not self.seg.idle:
             return None
+        known = self._count_rules.get(ids)
+        if known is not None and known[0] is self.launch:  # (a launch's saturated rules stay so)
+            return known[1]
         rules: list[Rule] = []
         for i in ids:
             for owner in self.scanner.owners_of(i):
                 if owner is None or not saturated(self.hits.get(owner.id)):
                     return None
-                rules.append(owner)
+                if owner not in rules:
+                    rules.append(owner)
+        self._count_rules[ids] = (self.launch, rules)
         return rules
 
     def count_line(self, number: int, raw: bytes, rules: list[Rule]) -> bool:
@@ -739,14 +745,15 @@ class _Analysis:
             self._scratch = Segmenter()
             return False
         counted = []
+        hits = self.launch.hits
         for rec in recs:
-            for rule in dict.fromkeys(rules):
+            for rule in rules:
                 if _rule_match(rule, rec, self.matcher, None) is not None:
-                    self.hits[rule.id].count += 1
+                    hits[rule.id].count += 1
                     counted.append(rule.id)
             if rec.ts:
                 self.last_ts = rec.ts
-                self.ctx.note_time(rec.ts)
+                self.launch.ctx.note_time(rec.ts)
         self.launch.last_line = number
         self._counted = (number, counted)
         return True
