@@ -297,6 +297,13 @@ def test_merged_arrays_are_read_as_their_sum(base, spread, offsets):
     up where a quantile or a histogram edge falls) is the one of the sorted values."""
     # (a narrow spread puts many lines on each hundredth: a histogram edge then falls on counted ones)
     cents_and_part = [(min(base + o % spread, (1 << 21) - 1), k) for o, k in offsets]
+    for sparse_max in (4, decode.SPARSE_MAX):  # arrays (and some stretches still sparse), or all sparse
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(decode, "SPARSE_MAX", sparse_max)
+            _check_merged(cents_and_part)
+
+
+def _check_merged(cents_and_part):
     parts = [DecodeStats() for _ in range(3)]
     for i, (c, k) in enumerate(cents_and_part):
         parts[k].add_line(_line(f"{c // 100}.{c % 100:02d}"), i + 1)
@@ -311,3 +318,21 @@ def test_merged_arrays_are_read_as_their_sum(base, spread, offsets):
         assert got[name] == round(decode.quantile(listed, q), 6)
         assert got[name] == pytest.approx(_linear([c / 100 for c, _ in cents_and_part], q), abs=1e-6)
     assert got["histogram"] == decode.histogram(listed, min(decode.HISTOGRAM_BINS, listed.total))
+
+
+def test_few_decode_lines_hold_no_array():
+    """A launch of a few decode lines at a high throughput (a crash-looping container: hundreds of them)
+    keeps a handful of counts, not an array sized to the value."""
+    import tracemalloc
+
+    tracemalloc.start()
+    launches = []
+    for i in range(300):
+        s = DecodeStats()
+        for k in range(20):
+            s.add_line(_line(f"{19000 + k}.{i % 100:02d}"), k + 1)
+        launches.append(s)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 20 * 1024 * 1024, peak  # (arrays sized to 19,000 tok/s: 300 x 16 MB)
+    assert launches[7].summary()["lines"] == 20 and launches[7].summary()["median"] == 19009.57

@@ -20,7 +20,8 @@ database (`_Probe`), each of its few hits read exactly on its line.
 
 SGLang prints a throughput with two decimals (`:.2f`), so a value is a whole number of hundredths:
 the exact histogram is an array of line counts indexed by hundredths (`_cents`, at most CENTS_CAP
-entries). Counting into it costs about a fifth of a `Counter` keyed on the printed text (measured:
+entries), once a stretch has more than SPARSE_MAX distinct values (before that, a `Counter` of
+hundredths: a launch of a few decode lines at 20,000 tok/s does not hold a 16 MB array). Counting into it costs about a fifth of a `Counter` keyed on the printed text (measured:
 0.1 s against 0.5 s for 824,088 values, 118,792 distinct), and its order is its index: no sort at
 the end, and a compact hand-over between processes. A value above the cap or printed otherwise goes
 to a `Counter` keyed on its text; past MAX_KEYS of those it becomes a log-bucket sketch of relative
@@ -51,6 +52,7 @@ GRAPH_LITERALS = {True: b"cuda graph: True, " + _TP_BYTES, False: b"cuda graph: 
 
 CENTS_CAP = 1 << 21  # hundredths counted in the array: values below 20,971.52 tok/s (at most 16 MB)
 _CENTS_START = 1 << 16  # its first size; it doubles as larger values come
+SPARSE_MAX = 4096  # distinct hundredths kept in a Counter before the array
 _CENTS_FORM = re.compile(rb"(?:[0-9]+\.[0-9][0-9],)*[0-9]+\.[0-9][0-9]")  # every value with two decimals
 MAX_KEYS = 300_000  # other printed throughputs kept exactly (~35 MB); past it, the sketch
 SKETCH_ERROR = 0.005  # relative error of a quantile once the sketch is in use
@@ -83,7 +85,8 @@ class DecodeStats:
     """The decode lines of one launch (or of a stretch of one, see merge)."""
 
     def __init__(self) -> None:
-        self._cents = array("Q")  # hundredths -> lines (values printed with two decimals, below the cap)
+        self._sparse: Counter[int] = Counter()  # hundredths -> lines, while there are few distinct ones
+        self._cents = array("Q")  # then: hundredths -> lines (values printed with two decimals, below the cap)
         self._merged: list[array[int]] = []  # other stretches' arrays, added up only where a summary looks
         self._tp: Counter[bytes] = Counter()  # any other printed throughput -> lines
         self._buckets: dict[int, int] | None = None  # the sketch: log-bucket index -> lines
@@ -140,6 +143,16 @@ class DecodeStats:
                 self._tp[text] += 1
 
     def _count_cents(self, cents: Any) -> None:
+        if not self._cents:
+            sparse = self._sparse
+            for v in cents:
+                if v < CENTS_CAP:
+                    sparse[v] += 1
+                else:
+                    self._tp[b"%d.%02d" % divmod(v, 100)] += 1
+            if len(sparse) > SPARSE_MAX:
+                self._densify()
+            return
         counts = self._cents
         it = iter(cents)
         while True:
@@ -156,6 +169,19 @@ class DecodeStats:
                         size *= 2
                     counts.frombytes(bytes(counts.itemsize * (min(size, CENTS_CAP) - len(counts))))
                     counts[v] += 1
+
+    def _densify(self) -> None:
+        """The sparse counts into the array (which grows to hold the largest)."""
+        sparse, self._sparse = self._sparse, Counter()
+        top = max(sparse) + 1
+        size = _CENTS_START
+        while size < top:
+            size *= 2
+        counts = self._cents
+        if len(counts) < size:
+            counts.frombytes(bytes(counts.itemsize * (min(size, CENTS_CAP) - len(counts))))
+        for v, n in sparse.items():
+            counts[v] += n
 
     def _peaks_exact(self, block: bytes, lo: int, hi: int) -> None:
         if block.find(b"Decode batch", lo, hi) >= 0:
@@ -198,6 +224,9 @@ class DecodeStats:
     def merge(self, other: DecodeStats) -> None:
         """Add another stretch's lines."""
         self._merged += [c for c in (other._cents, *other._merged) if len(c)]  # (`other` is not read again)
+        self._sparse.update(other._sparse)
+        if len(self._sparse) > SPARSE_MAX:
+            self._densify()
         mine, theirs = self._tp, other._tp
         if len(theirs) > len(mine):  # (Counter.update loops in Python over what it adds: the smaller)
             mine, theirs = theirs.copy(), mine
@@ -239,7 +268,14 @@ class DecodeStats:
         parts = self._arrays()
         counts = parts[0] if len(parts) == 1 else _added(parts) if parts else array("Q")
         present = list(compress(range(len(counts)), counts))
-        return list(map(truediv, present, repeat(100))), [counts[i] for i in present]
+        found = [counts[i] for i in present]
+        if self._sparse:  # (few: their hundredths joined in)
+            every = dict(zip(present, found))
+            for v, n in self._sparse.items():
+                every[v] = every.get(v, 0) + n
+            present = sorted(every)
+            found = [every[v] for v in present]
+        return list(map(truediv, present, repeat(100))), found
 
     # -- results -----------------------------------------------------------------------
     @property
@@ -271,9 +307,12 @@ class DecodeStats:
 
     def distribution(self) -> _Listed | _Hundredths | None:
         """The throughputs, as the summary reads them (None: no decode line)."""
-        if self._buckets is None and not self._tp:  # (the arrays alone: read where the summary looks)
+        if self._buckets is None and not self._tp:  # (hundredths alone: arrays read where the summary looks)
+            if self._sparse and self._arrays():
+                self._densify()
             parts = self._arrays()
-            return _Hundredths(parts) if parts else None
+            if parts:
+                return _Hundredths(parts)
         values, cum = self._sorted()
         return _Listed(values, cum) if values else None
 
