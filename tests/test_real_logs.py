@@ -32,6 +32,8 @@ CASES = yaml.safe_load((REAL / "cases.yaml").read_text())
 
 # What each case's root finding gives where the label asks for more (a version, a value, another fix).
 KNOWN_STRICT_MISSES = {
+    '992-nccl-unhandled-cuda-error-tp4-cu126.log':
+        "nccl-error (env NCCL_P2P_DISABLE set 1; package nvidia-nccl-cu12 set) names nvidia-nccl-cu12 without the version the labeller's label (fix_known: false) asks: which NCCL build works is not in the log",
     '977-ptxas-sm120-rlinf-ray.log':
         "toolchain-gpu-arch-unsupported (package torch set: a cu128 build, which brings a Triton whose ptxas knows sm_120) where the labeller's label (fix_known: false) names Triton itself; a Triton upgrade alone breaks torch's exact triton pin, so the torch fix stays first",
     '006-eagle-illegal-memory-ray.log':
