@@ -199,7 +199,8 @@ def _match_line(rec: Record, target: str, m: Any) -> tuple[int, str]:
 
 
 
-def _rule_match(rule: Rule, rec: Record, matcher: Matcher, joined: str | None) -> tuple[Any, str, dict[str, str]] | None:
+def _rule_match(rule: Rule, rec: Record, matcher: Matcher,
+                joined: str | None) -> tuple[Any, str, dict[str, str]] | None:
     """The first of the rule's patterns that matches the record with its requires and none of its
     excludes: (match, the text searched, the requires' captures)."""
     for p in rule.match.any:

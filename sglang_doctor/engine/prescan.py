@@ -61,7 +61,8 @@ def prescan(chunks: Iterable[tuple[int, bytes]], scanner: Any, offset: int) -> P
     pending: tuple[int, bytes, list[Hit], str | None] | None = None  # a block whose line count comes next
     for first, block in chunks:
         if pending is not None:
-            out.blocks.append(_finished(*pending, first - pending[0]))  # (the reader counted its lines)
+            _, done, hits_of, ts_of = pending
+            out.blocks.append(Block(len(done), first - pending[0], hits_of, ts_of))  # (the reader counted its lines)
         hits, ts = _hits(block, *scanner.hits(block))
         lo = 0
         # A new launch may begin on a `server_args=` line: a stage-one pattern, so only hit lines can hold one.
@@ -77,7 +78,7 @@ def prescan(chunks: Iterable[tuple[int, bytes]], scanner: Any, offset: int) -> P
         stats.add_block(block, first, lo)
         pending = (first, block, hits, ts)
     if pending is not None:
-        out.blocks.append(_finished(*pending, newlines(pending[1])))
+        out.blocks.append(Block(len(pending[1]), newlines(pending[1]), pending[2], pending[3]))
     return out
 
 
@@ -95,10 +96,6 @@ def _hits(block: bytes, starts: list[int], ids: list[tuple[int, ...]]) -> tuple[
         line += 1
         pos = nl + 1
     return hits, last_header_time(block, pos, len(block))
-
-
-def _finished(first: int, block: bytes, hits: list[Hit], ts: str | None, lines: int) -> Block:
-    return Block(len(block), lines, hits, ts)
 
 
 def feed_prescan(a: _Analysis, part: Prescan, first: int, read: Callable[[int, int], bytes]) -> int:

@@ -21,9 +21,10 @@ database (`_Probe`), each of its few hits read exactly on its line.
 SGLang prints a throughput with two decimals (`:.2f`), so a value is a whole number of hundredths:
 the exact histogram is an array of line counts indexed by hundredths (`_cents`, at most CENTS_CAP
 entries), once a stretch has more than SPARSE_MAX distinct values (before that, a `Counter` of
-hundredths: a launch of a few decode lines at 20,000 tok/s does not hold a 16 MB array). Counting into it costs about a fifth of a `Counter` keyed on the printed text (measured:
-0.1 s against 0.5 s for 824,088 values, 118,792 distinct), and its order is its index: no sort at
-the end, and a compact hand-over between processes. A value above the cap or printed otherwise goes
+hundredths: a launch of a few decode lines at 20,000 tok/s does not hold a 16 MB array). Counting
+into the array costs about a fifth of a `Counter` keyed on the printed text (measured: 0.1 s against
+0.5 s for 824,088 values, 118,792 distinct), and its order is its index: no sort at the end, and a
+compact hand-over between processes. A value above the cap or printed otherwise goes
 to a `Counter` keyed on its text; past MAX_KEYS of those it becomes a log-bucket sketch of relative
 error ≤ SKETCH_ERROR, and the summary says so (`approximate`).
 """
