@@ -46,3 +46,13 @@ def test_launch_flag_maps_server_args_fields():
     with pytest.raises(MissingValue):
         ev("launch_flag(w)", w="think_end_token")
     assert ev("coalesce(launch_flag(a), launch_flag(b))", a="no_buffer", b="page_size") == "--page-size"
+
+
+@pytest.mark.parametrize("choices", ["'llama3', 'qwen25', 'mistral', 'gpt-oss'",  # Python <= 3.11 quotes them
+                                     "llama3, qwen25, mistral, gpt-oss"])  # 3.12+ does not
+def test_closest_choice_names_the_listed_value_a_misspelling_meant(choices):
+    tree = compile_expr("closest_choice(value, choices)")
+    assert evaluate(tree, {"value": "gpt-os", "choices": choices}) == "gpt-oss"
+    for other in ("qwen3", "deepseekv31", "gpt-oss"):  # another release's value (or the value itself): no guess
+        with pytest.raises(MissingValue):
+            evaluate(tree, {"value": other, "choices": choices})

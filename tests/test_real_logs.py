@@ -48,8 +48,6 @@ KNOWN_STRICT_MISSES = {
         'transformers-config-already-registered (package transformers set; package sglang raise) names transformers without the version or value the label asks',
     '029-hip-invalid-device-function-mi100.log':
         'rocm-gpu-arch-unsupported (system rocm set; system gpu raise MI300-class (gfx942/gfx950)) names rocm without the version or value the label asks',
-    '033-tool-call-parser-invalid-choice.log':
-        'argparse-invalid-choice (flag --tool-call-parser set; package sglang raise) names --tool-call-parser without the version or value the label asks',
     '035-tp-divide-assert-numerator.log':
         'tp-not-divisible (flag --tp-size set; flag --pp-size set) names --tp-size without the version or value the label asks',
     '040-awq-requires-vllm.log':

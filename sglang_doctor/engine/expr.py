@@ -122,6 +122,18 @@ def _argparse_flags(text: str, skip: int = 0) -> tuple[str, ...]:
     return tuple(out[int(skip):])
 
 
+def _closest_choice(value: str, choices: str) -> str:
+    """The one of argparse's listed choices (`'a', 'b'` up to Python 3.11, `a, b` after) that `value`
+    misspells: a close match (difflib ratio >= 0.8); none -> unknown (a value from another release)."""
+    import difflib
+
+    listed = [c.strip().strip("'\"") for c in str(choices).split(",")]
+    best = difflib.get_close_matches(str(value), [c for c in listed if c], n=1, cutoff=0.8)
+    if not best or best[0] == value:
+        raise ValueError(f"no listed choice is a close spelling of {value!r}")
+    return best[0]
+
+
 def _mem_plan(names: Mapping[str, Any], **given: Any) -> dict[str, Any]:
     # (lazy: the memory model is imported only when a rule that asks for it fires)
     from sglang_doctor.fix.memory_plan import plan_from_log
@@ -162,6 +174,9 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "join": lambda items, sep=", ": sep.join(str(x) for x in items),
     "len": len,
     "pow2_floor": lambda x: 1 << (max(int(x), 1).bit_length() - 1),  # largest power of two <= x
+    # closest_choice(value, choices): the choice of argparse's `(choose from …)` list that value
+    # misspells (difflib ratio >= 0.8); no such choice -> unknown.
+    "closest_choice": _closest_choice,
     # pypi(module[, default]): the PyPI distribution of a dotted import name (data/pypi-names.yaml);
     # unknown -> default, or the top-level name. A lookup in shipped data, nothing is imported.
     "pypi": distribution,
