@@ -62,7 +62,7 @@ def test_narrowed_scanner_finds_every_line_the_full_regex_matches(pats, body):
     compiled = [regex.compile(p, regex.ASCII) for p in pats]
     sc = scan.Scanner(pats)  # (it narrows them)
     raw_lines = ["[2025-01-01 10:00:00 TP0] " + b for b in body]
-    starts = set(sc.hit_lines(("\n".join(raw_lines) + "\n").encode()))
+    starts = set(sc.hits(("\n".join(raw_lines) + "\n").encode())[0])
     offset = 0
     for raw in raw_lines:
         h = parse_header(clean(raw))

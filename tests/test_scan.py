@@ -36,7 +36,7 @@ def test_scanner_finds_every_line_a_full_regex_matches(pats, body):
     sc = scan.Scanner(pats)
     raw_lines = [h + b for h, b in body]
     block = ("\n".join(raw_lines) + "\n").encode("utf-8")
-    starts = set(sc.hit_lines(block))
+    starts = set(sc.hits(block)[0])
     offset = 0
     for raw in raw_lines:
         text = clean(raw)
@@ -98,4 +98,4 @@ def test_an_anchored_pattern_without_a_literal_is_scanned_by_hyperscan_with_the_
     rx = regex.compile(HINT.encode(), regex.MULTILINE)
     want = sorted({block.rfind(b"\n", 0, m.end() - 1) + 1 if m.end() > 1 else 0 for m in rx.finditer(block)})
     assert len(want) > 200
-    assert sc.hit_lines(block) == want
+    assert sc.hits(block)[0] == want

@@ -717,6 +717,11 @@ class _Analysis:
         for rec in self.seg.finish():
             self._record(rec)
 
+    def counted(self, number: int, raw: bytes, ids: tuple[int, ...]) -> bool:
+        """Line `number` (`ids`: the scanner's pattern ids there) only counted, not to be fed (count_only)."""
+        rules = self.count_only(ids)
+        return rules is not None and self.count_line(number, raw, rules)
+
     def count_only(self, ids: tuple[int, ...]) -> list[Rule] | None:
         """The rules a hit line is for (`ids`: the scanner's pattern ids there), when only rules whose
         evidence is full read it: nothing else (a fact, the crash watch, a traceback marker) and no
@@ -820,6 +825,7 @@ class _Analysis:
         number = first if number is None else number
         end = len(block)
         while pos < end:
+            hit_ids = None  # (a hit line's; none while going line by line through a traceback)
             if self.seg.idle:
                 k = next(targets, None)
                 if k is None:
@@ -831,16 +837,11 @@ class _Analysis:
                 self.skipped(block, pos, nxt)
                 number += block.count(b"\n", pos, nxt)
                 pos = nxt
-                rules = self.count_only(ids[k]) if ids is not None else None
-                if rules is not None:
-                    nl = block.find(b"\n", pos)
-                    if self.count_line(number, block[pos:nl], rules):
-                        number += 1
-                        pos = nl + 1
-                        continue
+                hit_ids = ids[k] if ids is not None else None
             nl = block.find(b"\n", pos)
-            self._at = pos
-            self.feed(Line(number, decode_line(block[pos:nl])), decode=False)
+            if hit_ids is None or not self.counted(number, block[pos:nl], hit_ids):
+                self._at = pos
+                self.feed(Line(number, decode_line(block[pos:nl])), decode=False)
             number += 1
             pos = nl + 1
 

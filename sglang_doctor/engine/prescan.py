@@ -60,9 +60,9 @@ def prescan(chunks: Iterable[tuple[int, bytes]], scanner: Any, offset: int) -> P
     out.decode.append((1, stats))
     pending: tuple[int, bytes, list[Hit], str | None] | None = None  # a block whose line count comes next
     for first, block in chunks:
-        if pending is not None:
-            _, done, hits_of, ts_of = pending
-            out.blocks.append(Block(len(done), first - pending[0], hits_of, ts_of))  # (the reader counted its lines)
+        if pending is not None:  # (the reader counted its lines: up to this block's first)
+            p_first, p_block, p_hits, p_ts = pending
+            out.blocks.append(Block(len(p_block), first - p_first, p_hits, p_ts))
         hits, ts = _hits(block, *scanner.hits(block))
         lo = 0
         # A new launch may begin on a `server_args=` line: a stage-one pattern, so only hit lines can hold one.
@@ -78,7 +78,8 @@ def prescan(chunks: Iterable[tuple[int, bytes]], scanner: Any, offset: int) -> P
         stats.add_block(block, first, lo)
         pending = (first, block, hits, ts)
     if pending is not None:
-        out.blocks.append(Block(len(pending[1]), newlines(pending[1]), pending[2], pending[3]))
+        p_first, p_block, p_hits, p_ts = pending
+        out.blocks.append(Block(len(p_block), newlines(p_block), p_hits, p_ts))
     return out
 
 
@@ -134,8 +135,7 @@ def _feed(a: _Analysis, block: Block, first: int, read: Callable[[], bytes], las
             a.last_ts = hit.ts
         a._at = hit.offset
         number = first + hit.line
-        rules = a.count_only(hit.ids) if number != last else None
-        if rules is not None and a.count_line(number, hit.raw, rules):
+        if number != last and a.counted(number, hit.raw, hit.ids):
             continue
         a.feed(Line(number, decode_line(hit.raw)), decode=False)
         if not a.seg.idle:

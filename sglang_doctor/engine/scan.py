@@ -86,9 +86,9 @@ class ScanPlan:
 
 
 def _literal_pattern(pattern: str) -> str | None:
-    from sglang_doctor.engine.rules import required_literal
-
     import regex
+
+    from sglang_doctor.engine.rules import required_literal
 
     lit = required_literal(pattern)
     return regex.escape(lit) if lit else None
@@ -119,7 +119,7 @@ class LiteralIndex:
         return found
 
 
-# Budget for one Python-regex pattern over one block (stage one, see hit_lines).
+# Budget for one Python-regex pattern over one block (stage one, see Scanner.hits).
 PYTHON_SCAN_TIMEOUT_S = 1.0
 
 _BACKREF = r"\(\?P=\w+\)|\\[1-9]"  # (only a new plan looks: `regex` is imported then, not for a cached one)
@@ -282,10 +282,6 @@ class Scanner:
         db.compile(expressions=[p.encode("utf-8") for p in patterns], ids=list(range(len(patterns))),
                    elements=len(patterns), flags=[self._flags()] * len(patterns))
         return db
-
-    def hit_lines(self, block: bytes) -> list[int]:
-        """Sorted start offsets of the lines that hold a match end."""
-        return self.hits(block)[0]
 
     def hits(self, block: bytes) -> tuple[list[int], list[tuple[int, ...]]]:
         """Sorted start offsets of the lines that hold a match end, and for each the ids of the

@@ -150,7 +150,7 @@ class DecodeStats:
                 if v < CENTS_CAP:
                     sparse[v] += 1
                 else:
-                    self._tp[b"%d.%02d" % divmod(v, 100)] += 1
+                    self._past_cap(v)
             if len(sparse) > SPARSE_MAX:
                 self._densify()
             return
@@ -163,24 +163,28 @@ class DecodeStats:
                 return
             except IndexError:  # (v is the value past the end: grow the array, or past the cap)
                 if v >= CENTS_CAP:
-                    self._tp[b"%d.%02d" % divmod(v, 100)] += 1
+                    self._past_cap(v)
                 else:
-                    size = max(_CENTS_START, len(counts))
-                    while size <= v:
-                        size *= 2
-                    counts.frombytes(bytes(counts.itemsize * (min(size, CENTS_CAP) - len(counts))))
+                    self._grow(v)
                     counts[v] += 1
 
-    def _densify(self) -> None:
-        """The sparse counts into the array (which grows to hold the largest)."""
-        sparse, self._sparse = self._sparse, Counter()
-        top = max(sparse) + 1
-        size = _CENTS_START
-        while size < top:
-            size *= 2
+    def _past_cap(self, v: int) -> None:
+        self._tp[b"%d.%02d" % divmod(v, 100)] += 1
+
+    def _grow(self, v: int) -> None:
+        """The array long enough to hold hundredths v (v < CENTS_CAP): a power of two from _CENTS_START."""
         counts = self._cents
+        size = _CENTS_START
+        while size <= v:
+            size *= 2
         if len(counts) < size:
             counts.frombytes(bytes(counts.itemsize * (min(size, CENTS_CAP) - len(counts))))
+
+    def _densify(self) -> None:
+        """The sparse counts into the array."""
+        sparse, self._sparse = self._sparse, Counter()
+        self._grow(max(sparse))
+        counts = self._cents
         for v, n in sparse.items():
             counts[v] += n
 
@@ -265,18 +269,21 @@ class DecodeStats:
         return [c for c in (self._cents, *self._merged) if len(c)]
 
     def _exact(self) -> tuple[list[float], list[int]]:
-        """The arrays' values ascending (hundredths / 100: the float `float(text)` gives) and their counts."""
+        """Every value counted exactly, ascending, and its lines: the arrays' and the sparse hundredths
+        (hundredths / 100: the float `float(text)` gives) and the other printed values."""
         parts = self._arrays()
         counts = parts[0] if len(parts) == 1 else _added(parts) if parts else array("Q")
         present = list(compress(range(len(counts)), counts))
-        found = [counts[i] for i in present]
-        if self._sparse:  # (few: their hundredths joined in)
-            every = dict(zip(present, found))
-            for v, n in self._sparse.items():
-                every[v] = every.get(v, 0) + n
-            present = sorted(every)
-            found = [every[v] for v in present]
-        return list(map(truediv, present, repeat(100))), found
+        values, found = list(map(truediv, present, repeat(100))), [counts[i] for i in present]
+        others = [(v / 100, n) for v, n in self._sparse.items()]
+        others += [(v, n) for k, n in self._tp.items() if (v := _number(k)) is not None]
+        if not others:
+            return values, found
+        every = dict(zip(values, found))
+        for v, n in others:
+            every[v] = every.get(v, 0) + n
+        ordered = sorted(every)
+        return ordered, [every[v] for v in ordered]
 
     # -- results -----------------------------------------------------------------------
     @property
@@ -286,24 +293,16 @@ class DecodeStats:
     def _sorted(self) -> tuple[list[float], list[int]]:
         """Throughputs ascending and the cumulative line counts up to each: exact values, or the
         sketch's bucket midpoints."""
-        values, counts = self._exact()
         if self._buckets is not None:
-            self._sketch()
-            buckets = dict(self._buckets)  # (with the array's values; the array stays as it is)
-            zeros = self._zeros + _into_buckets(buckets, zip(values, counts))
+            self._sketch()  # (the printed values into the buckets first: _exact then holds the hundredths)
+            buckets = dict(self._buckets)  # (with the hundredths' values; the counts stay as they are)
+            zeros = self._zeros + _into_buckets(buckets, zip(*self._exact()))
             g = math.exp(_GAMMA_LOG)
             items = [(2 * g ** k / (g + 1), n) for k, n in sorted(buckets.items())]
             if zeros:
                 items.insert(0, (0.0, zeros))
             return [v for v, _ in items], list(accumulate(n for _, n in items))
-        if self._tp:  # (rare: values past the cap or not printed with two decimals)
-            merged: dict[float, int] = dict(zip(values, counts))
-            for k, n in self._tp.items():
-                v = _number(k)
-                if v is not None:
-                    merged[v] = merged.get(v, 0) + n
-            values = sorted(merged)
-            counts = [merged[v] for v in values]
+        values, counts = self._exact()
         return values, list(accumulate(counts))
 
     def distribution(self) -> _Listed | _Hundredths | None:
