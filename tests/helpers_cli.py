@@ -51,13 +51,14 @@ def isolate(tmp_path, monkeypatch) -> None:
 DEMO_LOG = Path(__file__).resolve().parent.parent / "sglang_doctor" / "fixtures" / "demo" / "qwen3.6-27b-awq-dtype-crash.log"
 
 
-def command_runs(tmp_path: Path, probe: str, imports: str = "", runs: int = 2) -> list[subprocess.CompletedProcess]:
-    """Run the real command (entry point, JSON report of the demo log) `runs` times in one fresh
-    cache directory; each prints `probe` (a Python expression) on stderr as it exits."""
+def command_runs(tmp_path: Path, probe: str, imports: str = "", runs: int = 2,
+                 args: tuple[str, ...] = ("--format", "json")) -> list[subprocess.CompletedProcess]:
+    """Run the real command (entry point, `args` and the demo log: a JSON report by default) `runs`
+    times in one fresh cache directory; each prints `probe` (a Python expression) on stderr as it exits."""
     # The entry point ends the process itself (entry.exit_now): report through an exit function.
     code = (f"import atexit, sys\n{imports}\nfrom sglang_doctor.cli.entry import main\n"
             f"atexit.register(lambda: print({probe}, file=sys.stderr))\n"
-            "sys.argv = ['sglang-doctor', '--format', 'json', sys.argv[1]]\nmain()")
+            f"sys.argv = ['sglang-doctor', *{list(args)!r}, sys.argv[1]]\nmain()")
     env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(tmp_path / "cache"))
     return [subprocess.run([sys.executable, "-c", code, str(DEMO_LOG)], capture_output=True, text=True, env=env,
                            cwd=tmp_path) for _ in range(runs)]

@@ -3,6 +3,7 @@ leaves these modules unimported (each was once on every run's path; what replace
 
 from __future__ import annotations
 
+import pytest
 from helpers_cli import command_runs
 
 NOT_ON_A_CRASH_LOG_RUN = {
@@ -12,14 +13,19 @@ NOT_ON_A_CRASH_LOG_RUN = {
     "rich": "the text report writes ANSI itself",
     "regex": "rule patterns run on `re` where safe",
     "hashlib": "cache keys use _blake2 alone",
+    "click": "a plain `sglang-doctor [FILES] [--format F]` runs cli/check.py without it (cli/argv.py)",
+    "inspect": "dataclasses' `inspect` is deferred (_speed/codecache.py) and every class has a docstring",
+    "datetime": "log times are read by read/records.ts_seconds",
 }
 
 
-def test_the_demo_crash_log_run_leaves_the_heavy_modules_unimported(tmp_path):
+@pytest.mark.parametrize("args, shows", [(("--format", "json"), '"index-put-dtype-mismatch"'),
+                                         ((), "error SGD401 ")], ids=["json", "text"])
+def test_the_demo_crash_log_run_leaves_the_heavy_modules_unimported(tmp_path, args, shows):
     probe = f"sorted(m for m in {sorted(NOT_ON_A_CRASH_LOG_RUN)!r} if m in sys.modules)"
-    first, second = command_runs(tmp_path, probe)
+    first, second = command_runs(tmp_path, probe, args=args)
     assert first.returncode == second.returncode == 1, first.stderr  # an error finding: exit 1
-    assert '"index-put-dtype-mismatch"' in second.stdout  # the run did diagnose the log
+    assert shows in second.stdout  # the run did diagnose the log
     assert "yaml" in first.stderr  # the first run fills the caches (and validates the rules with pydantic)
     assert second.stderr.strip().splitlines()[-1] == "[]"  # the second is a cold start on warm caches
 

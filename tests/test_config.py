@@ -191,6 +191,27 @@ def test_a_pyproject_with_our_table_and_a_toml_error_is_exit_2_naming_file_and_l
     assert len(err.splitlines()) == 1 and f"pyproject.toml:{line}: invalid TOML" in err, err
 
 
+@pytest.mark.parametrize("body, ours", [
+    ("[project.scripts]\nsglang-doctor = 'sglang_doctor.cli.entry:main'\n", False),  # this tool's own project
+    ("[tool]\nsglang-doctor = { fail-on = 'never' }\n", True),
+    ("[tool]\n'sglang-doctor'.fail-on = 'never'\n", True),
+    ("tool.sglang-doctor.fail-on = 'never'\n", True),
+])
+def test_a_pyproject_is_parsed_only_when_it_may_hold_our_table(tree, monkeypatch, body, ours):
+    """Each run looks for a config from the cwd up: a pyproject.toml that cannot hold the table is
+    skipped without importing and running the TOML parser (~2 ms of a cold start)."""
+    import sglang_doctor.policy.config as config
+
+    real = config._toml
+    parsed = []
+    monkeypatch.setattr(config, "_toml", lambda: parsed.append(1) or real())
+    (tree / "pyproject.toml").write_text(body)
+    assert (find_config(tree) == tree / "pyproject.toml") is ours
+    assert bool(parsed) is ours
+    if ours:
+        assert resolve_config(None, tree).fail_on == "never"
+
+
 def test_a_broken_pyproject_of_another_tool_is_not_ours(tree, monkeypatch):
     (tree / "pyproject.toml").write_text("[project\nname = 'x'\n")
     monkeypatch.chdir(tree)

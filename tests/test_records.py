@@ -3,10 +3,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from datetime import datetime
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sglang_doctor.read.reader import iter_lines_from_text
-from sglang_doctor.read.records import frame_of, parse_header, segment
+from sglang_doctor.read.records import frame_of, parse_header, segment, ts_seconds
 
 DATA = Path(__file__).resolve().parent / "data"
 STRICT_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
@@ -410,3 +414,22 @@ def test_code_fences_inside_a_pasted_traceback_do_not_split_it() -> None:
             '  File "/x/b.py", line 2, in g\nValueError: boom\n```\n')
     (rec,) = [r for r in records(text) if r.kind == "traceback"]
     assert len(rec.frames) == 2 and rec.exceptions == ["ValueError: boom"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.datetimes(min_value=datetime(1, 3, 1), max_value=datetime(9999, 12, 31, 23, 59, 59)), st.booleans())
+def test_log_times_count_seconds_as_datetime_does(when, iso_t):
+    """ts_seconds (no datetime import on a run) against datetime's own arithmetic, leap days included."""
+    text = when.strftime("%Y-%m-%dT%H:%M:%S.%f" if iso_t else "%Y-%m-%d %H:%M:%S").rjust(19, "0")
+    if when.year < 1000:
+        text = f"{when.year:04d}" + text[text.index("-"):]
+    epoch = datetime(1, 3, 1)
+    assert ts_seconds(text) - ts_seconds("0001-03-01 00:00:00") == int((when.replace(microsecond=0) - epoch).total_seconds())
+
+
+@pytest.mark.parametrize("text", ["2025-02-29 00:00:00", "2024-13-01 00:00:00", "2024-04-31 10:00:00",
+                                  "2024-01-01 24:00:00", "2024-01-01 10:60:00", "2024-01-01 1a:00:00", "2024-01-01",
+                                  "0000-01-01 00:00:00", "2024/01/01 10:00:00", "２０２４-01-01 10:00:00"])
+def test_what_is_not_a_date_and_time_is_a_value_error(text):
+    with pytest.raises(ValueError):
+        ts_seconds(text)

@@ -16,10 +16,21 @@ def main() -> NoReturn:
 
     recache.install()
     codecache.install()
-    from sglang_doctor.cli.main import main as cli_main
+    import sys
 
+    from sglang_doctor.cli.argv import plain_check
+
+    plain = plain_check(sys.argv[1:])
     try:
-        cli_main()  # click's standalone mode ends every command with SystemExit
+        if plain is not None:  # the common form, without click (cli/argv.py)
+            from sglang_doctor.cli.check import guarded, run_check
+
+            files, opts, given = plain
+            guarded(lambda: run_check(files, opts, given))
+        else:
+            from sglang_doctor.cli.main import main as cli_main
+
+            cli_main()  # click's standalone mode ends every command with SystemExit
     except SystemExit as e:
         exit_now(e.code)
     exit_now(0)

@@ -16,7 +16,7 @@ import re
 from sglang_doctor.facts.crash import CrashWatch, scan_patterns as _crash_patterns
 from sglang_doctor.facts.decode import DecodeStats
 from sglang_doctor.facts.packages import HINT as _PACKAGE_HINT, PackageWatch
-from sglang_doctor.read.records import Record, parse_ts as _ts
+from sglang_doctor.read.records import Record, ts_seconds as _ts
 
 if TYPE_CHECKING:
     from sglang_doctor.launch.launch_env import LaunchEnv
@@ -266,7 +266,7 @@ class Context:
         if ready and self.first_ts:
             try:
                 delta = _ts(ready.value) - _ts(self.first_ts)
-                self.set("server.time_to_ready_s", round(delta.total_seconds(), 1), ready.line)
+                self.set("server.time_to_ready_s", round(float(delta), 1), ready.line)
             except ValueError:
                 pass
         self.crash.finish(self)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from sglang_doctor.read.records import REQUEST_ECHO, Record, frame_of, parse_ts
+from sglang_doctor.read.records import REQUEST_ECHO, Record, frame_of, ts_seconds
 
 # (The context, facts/context.py, which owns this watch and passes itself to finish(); typed
 # loosely here because it imports this module.)
@@ -394,7 +394,7 @@ def _minutes_between(a: str | None, b: str | None) -> float | None:
     if not a or not b:
         return None
     try:
-        return (parse_ts(b) - parse_ts(a)).total_seconds() / 60
+        return (ts_seconds(b) - ts_seconds(a)) / 60
     except ValueError:
         return None
 

@@ -52,7 +52,7 @@ def phase_durations(ctx: Context) -> list[dict[str, Any]]:
         secs = None
         if nxt is not None:
             try:
-                secs = max(0.0, (_ts(nxt[1]) - _ts(ts)).total_seconds())
+                secs = max(0.0, float(_ts(nxt[1]) - _ts(ts)))
             except ValueError:
                 secs = None
         out.append({"phase": phase, "line": line, **({"seconds": secs} if secs is not None else {})})

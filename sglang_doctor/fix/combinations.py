@@ -17,6 +17,8 @@ from sglang_doctor.model import FixOut
 
 @dataclass(frozen=True)
 class Combination:
+    """A set of flag values SGLang refuses together in some releases (a corrected command must avoid it)."""
+
     id: str
     flags: dict[str, tuple[str, ...]]
     releases: str

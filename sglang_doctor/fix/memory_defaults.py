@@ -72,6 +72,8 @@ class Knobs:
 
 @dataclass(frozen=True)
 class Defaults:
+    """The memory settings SGLang picks for a GPU and launch when the command leaves them out."""
+
     mem_fraction_static: float
     chunked_prefill_size: int
     cuda_graph_max_bs: int | None

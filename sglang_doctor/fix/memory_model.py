@@ -174,6 +174,8 @@ class Launch:
 
 @dataclass(frozen=True)
 class Gpu:
+    """The card the pools are sized for: capacity and free memory (MiB), architecture."""
+
     total_mib: float | None = None  # nvidia-smi memory.total (min over GPUs)
     free_mib: float | None = None  # nvidia-smi memory.free (min over GPUs)
     compute_cap: tuple[int, int] | None = None

@@ -67,6 +67,8 @@ _RATIO_SETTINGS: dict[int, dict[str, Any]] = {
 
 @dataclass(frozen=True)
 class _Inputs:
+    """Everything one log gives the memory model: family, launch, model, GPU, and the measured memory."""
+
     family: str
     launch: mm.Launch
     model: ModelInfo

@@ -16,7 +16,6 @@ a flag replaced in place (`replaces`), removed, or its value changed.
 from __future__ import annotations
 
 import copy
-import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +75,8 @@ def _meant(opt: str, releases: list[str]) -> str | None:
         if fixed != opt and any(accepted(fixed, r) for r in order):
             return fixed
     strings = flags.flags_for(releases[-1]).option_strings()
+    import difflib  # (only for a flag no release knows)
+
     near = difflib.get_close_matches(opt.replace("_", "-"), list(strings), n=1, cutoff=0.75)
     return strings[near[0]] if near else None
 
@@ -172,6 +173,8 @@ def _nearest_choice(value: str, choices: list[str]) -> str | None:
     hit = norm.get(value.lower().replace("-", "_"))
     if hit is not None:
         return hit
+    import difflib
+
     near = difflib.get_close_matches(value, choices, n=1, cutoff=0.8)
     return near[0] if near else None
 

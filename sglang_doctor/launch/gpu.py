@@ -26,6 +26,8 @@ QUERY = ["nvidia-smi", "--query-gpu=name,memory.total,memory.free,compute_cap",
 
 @dataclass(frozen=True)
 class GpuReading:
+    """What nvidia-smi (or rocm-smi) said about this machine's GPUs."""
+
     name: str
     total_mib: float | None
     free_mib: float | None = None
@@ -36,6 +38,8 @@ class GpuReading:
 
 @dataclass(frozen=True)
 class GpuSpec:
+    """A GPU's nominal memory and compute capability, for --gpu NAME."""
+
     total_gib: int  # the vendor's nominal capacity
     compute_cap: tuple[int, int]
 

@@ -72,6 +72,8 @@ _CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_
 
 @dataclass(frozen=True)
 class TensorInfo:
+    """One tensor of a safetensors header: dtype, shape, size in bytes."""
+
     dtype: str
     shape: tuple[int, ...]
     nbytes: int

@@ -10,7 +10,6 @@ words go where the old ones stood, a new flag of a multi-line command on a line 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -79,6 +78,8 @@ def _merge(text: str, toks: list[Tok], new: list[str], escape: Callable[[str], s
     breaks = [g for g in gaps if "\n" in g]
     flag_break = breaks[-1] if breaks else " "  # a multi-line command: a new flag on a line of its own
     out: list[str] = []
+    import difflib  # (a corrected command written over the original only)
+
     matcher = difflib.SequenceMatcher(a=[u[2] for u in units], b=new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":

@@ -83,6 +83,8 @@ def _installed_sglang(path: Sequence[str] | None = None) -> str | None:
 
 @dataclass
 class PreflightResult:
+    """What the memory model predicts for a launch before it runs."""
+
     sglang_version: str | None
     family: str
     mem_fraction_static: float | None = None

@@ -14,10 +14,10 @@ side, so they stay apart).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from sglang_doctor.engine.analyze import InputResult, LaunchResult
+from sglang_doctor.read.records import ts_seconds
 
 # server_args fields a node of a deployment sets for itself.
 PER_NODE_FIELDS = frozenset({"node_rank", "host", "port", "dist_init_addr", "nccl_port", "base_gpu_id",
@@ -56,7 +56,7 @@ PEER_DELAY_S = 660
 def _gap_s(a: str, b: str) -> float:
     """Seconds from ISO time `a` to the later `b` (0 when they cannot be read)."""
     try:
-        return (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()
+        return float(ts_seconds(b) - ts_seconds(a))
     except ValueError:
         return 0.0
 

@@ -40,7 +40,10 @@ PYPROJECT = "pyproject.toml"
 TOOL_TABLE = "sglang-doctor"
 # `[tool.sglang-doctor]`, `[tool."sglang-doctor"]`, `tool.sglang-doctor.x = ` or, under `[tool]`,
 # a key `sglang-doctor = {...}` / `sglang-doctor.x = `: only then is the file worth parsing.
-_MAY_HAVE_TABLE = re.compile(r"""\btool\s*\.\s*["']?sglang-doctor|^\s*["']?sglang-doctor["']?\s*[.=]""", re.M)
+# `[tool.sglang-doctor]`, `tool.sglang-doctor.x = …`, or under a bare `[tool]` table a key
+# `sglang-doctor…` (alone, that key is also the `[project.scripts]` entry of a tool of this name)
+_MAY_HAVE_TABLE = re.compile(r"""\btool\s*\.\s*["']?sglang-doctor|^\s*\[\s*tool\s*\]\s*$(?s:.*)^\s*["']?sglang-doctor["']?\s*[.=]""",
+                             re.M)
 KEYS = ("disable", "enable", "severity", "rules", "fail-on", "format")
 
 

@@ -19,15 +19,17 @@ status, and their number is in the report's `suppressed` field.
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import re
 
 from sglang_doctor.model import Finding
 from sglang_doctor.policy.redact import redact_text
+
+if TYPE_CHECKING:
+    import datetime as _dt
 
 BASELINE_SCHEMA = "sglang-doctor/baseline/v1"
 DEFAULT_BASELINE = ".sglang-doctor-baseline.json"
@@ -117,7 +119,9 @@ def load_baseline(path: Path) -> list[Entry]:
         expires = None
         if item.get("expires") is not None:
             try:
-                expires = _dt.date.fromisoformat(str(item["expires"]))
+                import datetime
+
+                expires = datetime.date.fromisoformat(str(item["expires"]))
             except ValueError:
                 raise BaselineError(f"{where}: expires {item['expires']!r} is not an ISO date (YYYY-MM-DD)") from None
         reason = item.get("reason")
@@ -196,11 +200,19 @@ class Suppressor:
     baseline: list[Entry] = field(default_factory=list)
     baseline_path: Path | None = None
     write_path: Path | None = None  # --write-baseline: record the report's findings there first
-    today: _dt.date = field(default_factory=_dt.date.today)
+    today: _dt.date | None = None  # None: today's date, read when a baseline entry has an expiry
+
     suppressed: list[Suppressed] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     written: int | None = None  # entries written to write_path
     known: set[str] = field(default_factory=set)  # every rule id and code (empty: names are not checked)
+
+    def _today(self) -> _dt.date:
+        if self.today is None:
+            import datetime
+
+            self.today = datetime.date.today()
+        return self.today
 
     def hides(self, f: Finding, name: str, path: str) -> bool:
         """Whether `filter` would take this finding out (no record kept): what --follow streams."""
@@ -210,7 +222,7 @@ class Suppressor:
         if self.write_path is not None:  # the report is written as the new baseline: all of it is hidden
             return True
         key = (f.rule, input_key(name), finding_fingerprint(f))
-        return any(e.key == key and (e.expires is None or e.expires >= self.today) for e in self.baseline)
+        return any(e.key == key and (e.expires is None or e.expires >= self._today()) for e in self.baseline)
 
     def filter(self, findings: list[Finding], names: list[str], paths: list[str]) -> list[Finding]:
         """The findings left once baselined and inline-ignored ones are taken out (recorded in
@@ -236,7 +248,7 @@ class Suppressor:
         active: dict[tuple[str, str, str], Entry] = {}
         expired: dict[tuple[str, str, str], Entry] = {}
         for e in self.baseline:
-            (expired if e.expires is not None and e.expires < self.today else active)[e.key] = e
+            (expired if e.expires is not None and e.expires < self._today() else active)[e.key] = e
         remaining: list[Finding] = []
         for f in kept:
             if not self.baseline:

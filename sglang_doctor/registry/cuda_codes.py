@@ -53,6 +53,8 @@ _CONTEXTS: list[tuple["regex.Pattern[str]", str, bool]] = [
 
 @dataclass(frozen=True)
 class CodeEntry:
+    """One CUDA / NCCL error code as its header declares it."""
+
     package: str  # cuda | nccl
     enum: str  # cudaError_t | CUresult | ncclResult_t
     name: str

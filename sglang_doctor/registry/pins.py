@@ -22,6 +22,8 @@ SERVER_EXTRA = "srt"
 
 @dataclass(frozen=True)
 class Requirement:
+    """One requirement of an SGLang release's metadata (Requires-Dist)."""
+
     dist: str
     spec: str  # "" when unpinned
     extra: str  # "" for the base install

@@ -111,6 +111,8 @@ def admits(spec: str, version: str) -> bool:
 
 @dataclass(frozen=True)
 class Seen:
+    """A package version the log shows, and where it was read."""
+
     dist: str  # normalized distribution name; also "python", "nvidia-driver", "cuda", "torch-cuda"
     version: str | None  # None: present (or absent, see installed) without a version
     where: str  # image-tag | dist-info | check_env | pip-freeze | pip-list | message | site-packages

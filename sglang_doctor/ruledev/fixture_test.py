@@ -39,6 +39,8 @@ def expect_path(fixture: Path) -> Path:
 
 @dataclass
 class FixtureRun:
+    """The outcome of running the rules on their fixtures."""
+
     failures: list[str] = field(default_factory=list)
     checked: int = 0
     updated: list[Path] = field(default_factory=list)  # snapshots --update wrote or removed
