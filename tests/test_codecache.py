@@ -88,3 +88,23 @@ print(before, Bare.__doc__, Documented.__doc__, sys.modules["inspect"] is inspec
     env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert out.split("\n")[0] == "False Bare(x: int, y: str = 'a') Has one. True True"
+
+
+def test_entries_are_decoded_only_when_used_and_a_bad_one_is_compiled_anew(monkeypatch):
+    import marshal
+    from types import CodeType
+
+    from sglang_doctor._speed import codecache
+
+    good, bad, unused = "x = 1 + 1\n", "y = 2 * 3\n", "z = 0\n"
+    entries = {good: marshal.dumps(compile(good, "<string>", "exec", dont_inherit=True)), bad: b"\x00not code",
+               unused: marshal.dumps(compile(unused, "<string>", "exec", dont_inherit=True))}
+    monkeypatch.setattr(codecache, "_entries", dict(entries))
+    monkeypatch.setattr(codecache, "_used", set())
+    monkeypatch.setattr(codecache, "_added", 0)
+    ns: dict = {}
+    codecache.cached_exec(good, ns)
+    codecache.cached_exec(bad, ns)
+    assert (ns["x"], ns["y"]) == (2, 6)
+    assert isinstance(codecache._entries[good], CodeType) and isinstance(codecache._entries[bad], CodeType)
+    assert codecache._entries[unused] == entries[unused] and codecache._added == 1  # only the bad one compiled

@@ -219,3 +219,20 @@ def test_the_searches_copy_of_a_model_is_the_one_replace_builds() -> None:
     got = _sized(m, kv_cell_bytes=77, mamba_state_bytes=5)
     assert got == dataclasses.replace(m, kv_cell_bytes=77, mamba_state_bytes=5) and got is not m
     assert m.kv_cell_bytes == 1 << 20 and hash(got) == hash(dataclasses.replace(got))
+
+
+@pytest.mark.parametrize("answer", [None, 1, 2, 99, 100, 101, 5000, (1 << 34) - 1, 1 << 34])
+@pytest.mark.parametrize("likely", [None, 2, 100, 1 << 20])
+def test_the_bounded_search_finds_what_the_whole_range_does(answer, likely):
+    """A `likely` bound only orders the search: an answer above it is still found."""
+    from sglang_doctor.fix.memory_plan import _largest
+
+    calls = []
+
+    def fits(x: int) -> bool:
+        calls.append(x)
+        return answer is not None and x <= answer
+
+    assert _largest(fits, 1, 1 << 34, likely) == answer
+    if likely == 100 and answer is not None and answer < 100:
+        assert len(calls) <= 9  # the search stayed under the bound

@@ -100,8 +100,15 @@ def _sized(model: ModelInfo, **sizes: int | None) -> ModelInfo:
     return new
 
 
-def _largest(fits: Any, lo: int, hi: int) -> int | None:
-    """The largest integer in [lo, hi] for which ``fits`` holds (``fits`` true up to a point)."""
+def _largest(fits: Any, lo: int, hi: int, likely: int | None = None) -> int | None:
+    """The largest integer in [lo, hi] for which ``fits`` holds (``fits`` true up to a point).
+
+    ``likely``: a bound the answer is expected under (a size no larger than the whole GPU allows):
+    searched first, the rest of the range only when the answer reaches it, so the result is the same
+    and a plan makes ~15 fewer model evaluations per search (hundreds in a run)."""
+    if likely is not None and lo < likely < hi:
+        first = _largest(fits, lo, likely)
+        return first if first is None or first < likely else _largest(fits, likely, hi)
     if not fits(lo):
         return None
     while lo < hi:
@@ -137,7 +144,7 @@ def _state_bytes(i: _Inputs, names: Mapping[str, Any], given: Mapping[str, Any])
         p = _pools(i, _sized(i.model, mamba_state_bytes=b))
         return p.mamba_slots is not None and p.mamba_slots >= n
 
-    upper = _largest(fits, 1 << 10, 1 << 40)
+    upper = _largest(fits, 1 << 10, 1 << 40, _per_unit_bound(i, n))
     if upper is None:
         return None
     more = _largest(lambda b: fits(b) and bool(_pools(i, _sized(i.model, mamba_state_bytes=b)).mamba_slots > n),
@@ -175,7 +182,13 @@ def _cell_bytes(i: _Inputs, names: Mapping[str, Any], given: Mapping[str, Any]) 
         p = _pools(i, _sized(i.model, kv_cell_bytes=c))
         return (p.kv_tokens or 0) >= t
 
-    return _largest(fits, 1, 1 << 34)
+    return _largest(fits, 1, 1 << 34, _per_unit_bound(i, t))
+
+
+def _per_unit_bound(i: _Inputs, units: int) -> int:
+    """Twice the bytes of one of ``units`` tokens (or slots) if they shared all the memory free before
+    the weights loaded: no pool of that many can have larger ones."""
+    return max(2, int(2 * i.pre * mm.GIB / max(1, units)))
 
 
 def _inputs(names: Mapping[str, Any], given: Mapping[str, Any]) -> tuple[_Inputs, bool] | None:
