@@ -1,16 +1,20 @@
-"""The package's own YAML data files (subsystems, rejected combinations), parsed once per version.
+"""The package's own data files (subsystems, rejected combinations, the flag catalog), parsed once
+per version, and what a run derives from them alone.
 
-A crash log's run reads two of them: importing PyYAML and parsing them was ~35 ms of a
-~300 ms cold start. Their parsed form (plain dicts, lists, strings and numbers) is kept in the
-user's cache directory as `marshal` data keyed by a digest of the file's text, so an edited
-file is parsed again and a run whose cache is cold, unwritable or foreign just parses as before.
+A crash log's run reads three of them: importing PyYAML and parsing the YAML ones was ~35 ms of
+a ~300 ms cold start, decoding the 170 KB flag catalog's JSON ~2.5 ms and finding its deprecated
+flags across 95 releases as much again. Their parsed or derived form (plain dicts, lists,
+strings and numbers) is kept in the user's cache directory as `marshal` data keyed by a digest
+of the file's text and what was made of it, so an edited file is read again and a run whose
+cache is cold, unwritable or foreign just computes as before.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from functools import lru_cache
+from typing import Any, Callable
 
 from sglang_doctor._speed import ENABLED
 
@@ -28,13 +32,38 @@ def _parse(text: str) -> Any:
 
 def packaged_yaml(text: str) -> Any:
     """The YAML document `text` (one of the package's data files) as Python data."""
+    return derived(text, "yaml", lambda: _parse(text))
+
+
+def packaged_json(text: str) -> Any:
+    """The JSON document `text` (one of the package's data files) as Python data."""
+    return derived(text, "json", lambda: _parse_json(text))
+
+
+def _parse_json(text: str) -> Any:
+    import json
+
+    return json.loads(text)
+
+
+@lru_cache(maxsize=16)
+def _digest(text: str) -> str:
+    """A data file's digest, once per run (the flag catalog keys three entries)."""
+    from sglang_doctor._speed.cachefiles import blake2
+
+    return blake2(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def derived(text: str | tuple[str, ...], what: str, make: Callable[[], Any]) -> Any:
+    """`make()`, a function of the package data file `text` (or files) alone (`what` names it), from the cache."""
     if not ENABLED:
-        return _parse(text)
+        return make()
     import marshal
 
     from sglang_doctor._speed.cachefiles import blake2, cache_dir, prune, read_trusted, write_atomic
 
-    key = blake2(f"{_FORMAT}/{sys.version}/{text}".encode("utf-8", "surrogatepass")).hexdigest()
+    texts = text if isinstance(text, tuple) else (text,)
+    key = blake2(f"{_FORMAT}/{sys.version}/{what}/{'/'.join(map(_digest, texts))}".encode()).hexdigest()
     path = os.path.join(cache_dir(), f"{KIND}{key}.marshal")
     raw = read_trusted(path)
     if raw is not None:
@@ -42,7 +71,7 @@ def packaged_yaml(text: str) -> Any:
             return marshal.loads(raw)
         except (EOFError, ValueError, TypeError):  # a cut or corrupt file: parse again
             pass
-    data = _parse(text)
+    data = make()
     try:
         blob = marshal.dumps(data)
     except ValueError:  # a value marshal cannot store (a date, say): not cached

@@ -20,7 +20,6 @@ references are to the 0.5.14 wheel unless stated.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import struct
@@ -378,6 +377,8 @@ def parse_config(cfg: Mapping[str, Any], name: str = "") -> ModelInfo:
 
 def read_safetensors_header(path: str | os.PathLike[str]) -> dict[str, TensorInfo]:
     """Tensor name -> TensorInfo from a safetensors file's header; the data is not read."""
+    import json  # (a model directory on disk only)
+
     with open(path, "rb") as f:
         head = f.read(8)
         if len(head) != 8:
@@ -411,6 +412,8 @@ def checkpoint_weights(path: str | os.PathLike[str], num_layers: int | None = No
     count as MTP. Falls back to ``model.safetensors.index.json``'s ``total_size`` when
     the shards are absent (a cache holding only the index).
     """
+    import json  # (a model directory on disk only)
+
     d = Path(path)
     shards = sorted(d.glob("*.safetensors"))
     if not shards:
@@ -439,6 +442,8 @@ def checkpoint_weights(path: str | os.PathLike[str], num_layers: int | None = No
 
 def read_model_dir(path: str | os.PathLike[str]) -> ModelInfo:
     """config.json + safetensors headers of a local model directory."""
+    import json  # (a model directory on disk only)
+
     d = Path(path)
     cfg_path = d / "config.json"
     if not cfg_path.is_file():

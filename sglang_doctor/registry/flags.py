@@ -50,7 +50,6 @@ Public API: ``releases``, ``version_key``, ``flags_for``, ``resolve``,
 
 from __future__ import annotations
 
-import json
 import re
 from bisect import bisect_left
 from functools import lru_cache
@@ -146,9 +145,16 @@ class FlagSpec(NamedTuple):
 
 
 @lru_cache(maxsize=1)
+def catalog_text() -> str:
+    """flags.json as text (what data derived from it is keyed on)."""
+    return (Path(__file__).parent.parent / "data" / "flags.json").read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    text = (Path(__file__).parent.parent / "data" / "flags.json").read_text(encoding="utf-8")
-    data = json.loads(text)
+    from sglang_doctor._speed.datacache import packaged_json
+
+    data = packaged_json(catalog_text())
     if data.get("format") != 1:
         raise ValueError(f"unsupported flags.json format {data.get('format')!r}")
     return data
@@ -176,9 +182,15 @@ def _freeze(value: Any) -> Any:
 
 
 @lru_cache(maxsize=1)
+def helps_text() -> str:
+    return (Path(__file__).parent.parent / "data" / "flag-helps.json").read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
 def _helps() -> list[str]:
-    data = json.loads((Path(__file__).parent.parent / "data" / "flag-helps.json").read_text(encoding="utf-8"))
-    return data["helps"]  # type: ignore[no-any-return]
+    from sglang_doctor._speed.datacache import packaged_json
+
+    return packaged_json(helps_text())["helps"]  # type: ignore[no-any-return]
 
 
 @lru_cache(maxsize=1)
@@ -304,6 +316,12 @@ def deprecated_specs() -> list[FlagSpec]:
     Read off the run-length index for the few deprecated rows: building every release's table to
     find them was ~40 ms of a cold run that only needed one flag respelled.
     """
+    from sglang_doctor._speed.datacache import derived
+
+    return [_spec(i) for i in derived(catalog_text(), "deprecated-specs", _deprecated_rows)]
+
+
+def _deprecated_rows() -> list[int]:
     data = _data()
     dep_col = _columns()[FlagSpec._fields.index("deprecated")]
     wanted = [i for i, row in enumerate(data["specs"]) if row[dep_col]]
@@ -313,7 +331,7 @@ def deprecated_specs() -> list[FlagSpec]:
         for start, length in zip(runs[::2], runs[1::2]):
             for i in wanted[bisect_left(wanted, start):bisect_left(wanted, start + length)]:
                 first.setdefault(i, order)
-    return [_spec(i) for i in sorted(first, key=lambda i: (first[i], i))]
+    return sorted(first, key=lambda i: (first[i], i))
 
 
 @lru_cache(maxsize=None)
