@@ -213,6 +213,30 @@ def synthetic_rules(directory: Path, factor: int) -> int:
     return n
 
 
+def cold_start(small: Path, doctor: str, python: str, what: str) -> None:
+    """Part 3: the command on a small log against the reference imports, in the same interpreter."""
+    # A pip install byte-compiles the package; an editable one (or PYTHONDONTWRITEBYTECODE)
+    # may not have: compile it first, or the figure is the cost of compiling our sources.
+    found = subprocess.run([python, "-c", "import sglang_doctor, os; print(os.path.dirname(sglang_doctor.__file__))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run([python, "-m", "compileall", "-q", found], stdout=subprocess.DEVNULL,
+                   env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+    timed([doctor, str(small)])  # the validated-rules cache, as after any first run
+    print(f"\n3. cold start, {what} (median of 25, the two commands alternating: a busy moment hits both)")
+    doc, imp = [], []
+    for _ in range(25):
+        doc.append(timed([doctor, str(small)]).wall)
+        imp.append(timed([python, "-c", "import click, rich.console, pydantic, yaml, regex"]).wall)
+    print(f"sglang-doctor small.log {statistics.median(doc) * 1000:.0f} ms; imports alone "
+          f"{statistics.median(imp) * 1000:.0f} ms; ratio {statistics.median(doc) / statistics.median(imp):.2f}")
+
+
+def cold_starts(small: Path, venvs: list[str]) -> None:
+    cold_start(small, DOCTOR, sys.executable, "this install")
+    for venv in venvs:
+        cold_start(small, str(Path(venv) / "bin" / "sglang-doctor"), str(Path(venv) / "bin" / "python"), venv)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="0.256,1", help="big-log sizes in GB")
@@ -220,6 +244,10 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="skip the many-files and rule-scaling parts")
     ap.add_argument("--no-log-parser", action="store_true", help="skip SGLang's log_parser (polars)")
+    ap.add_argument("--cold-only", action="store_true", help="only part 3 (cold start)")
+    ap.add_argument("--also-venv", action="append", default=[], metavar="DIR",
+                    help="also measure the cold start of the sglang-doctor installed in this virtualenv "
+                         "(a regular install, say), against its own interpreter's imports")
     a = ap.parse_args()
     work = Path(a.dir or tempfile.mkdtemp(prefix="sgd-bench-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -241,6 +269,9 @@ def main() -> None:
 
     small = work / "small.log"
     small.write_text(demo_text())
+    if a.cold_only:
+        cold_starts(small, a.also_venv)
+        return
     want = findings_of(timed([DOCTOR, "--format", "json", str(small)]).out)
 
     print(f"\n1-2. throughput, memory, exact decode statistics (medians of {a.runs}; CPU = user + sys)")
@@ -279,20 +310,7 @@ def main() -> None:
     print(f"graphs off {pair[False].wall:.2f} s (CPU {pair[False].cpu:.2f} s) vs the same log with graphs on "
           f"{pair[True].wall:.2f} s (CPU {pair[True].cpu:.2f} s): {pair[False].wall / pair[True].wall:.2f} x")
 
-    # A pip install byte-compiles the package; an editable one (or PYTHONDONTWRITEBYTECODE)
-    # may not have: compile it first, or the figure is the cost of compiling our sources.
-    import sglang_doctor
-
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(sglang_doctor.__file__).parent)],
-                   stdout=subprocess.DEVNULL, env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
-    timed([DOCTOR, str(small)])  # the validated-rules cache, as after any first run
-    print("\n3. cold start (median of 25, the two commands alternating: a busy moment hits both)")
-    doc, imp = [], []
-    for _ in range(25):
-        doc.append(timed([DOCTOR, str(small)]).wall)
-        imp.append(timed([sys.executable, "-c", "import click, rich.console, pydantic, yaml, regex"]).wall)
-    print(f"sglang-doctor small.log {statistics.median(doc) * 1000:.0f} ms; imports alone "
-          f"{statistics.median(imp) * 1000:.0f} ms; ratio {statistics.median(doc) / statistics.median(imp):.2f}")
+    cold_starts(small, a.also_venv)
 
     from preflight_accuracy import perf
 

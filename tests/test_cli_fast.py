@@ -105,7 +105,7 @@ def test_the_fast_path_prints_and_exits_as_the_click_path(args, tmp_path):
 
 def test_every_dataclass_has_a_docstring():
     """A dataclass without one makes `dataclasses` write one from `inspect.signature`, importing
-    `inspect` (~7 ms) into every run that defines it (_speed/codecache._Inspect)."""
+    `inspect` (~7 ms) into every run that defines it (_speed/standin.py)."""
     root = Path(sglang_doctor.__file__).parent
     bare = []
     for path in sorted(root.rglob("*.py")):

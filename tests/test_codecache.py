@@ -65,31 +65,6 @@ def test_switched_off_nothing_is_cached(tmp_path):
     assert not list(cache.glob("code-*"))
 
 
-def test_inspect_waits_until_a_class_without_a_docstring_needs_it(tmp_path):
-    """`dataclasses` gets a stand-in for `inspect` (_speed/codecache._Inspect): not imported for
-    documented classes, the real module (same docstring as without the cache) for an undocumented one."""
-    code = r"""
-import sys
-from sglang_doctor._speed import codecache
-codecache.install()
-from dataclasses import dataclass
-@dataclass
-class Documented:
-    "Has one."
-    x: int
-before = "inspect" in sys.modules
-@dataclass
-class Bare:
-    x: int
-    y: str = "a"
-import inspect
-print(before, Bare.__doc__, Documented.__doc__, sys.modules["inspect"] is inspect, inspect.signature is not None)
-"""
-    env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
-    assert out.split("\n")[0] == "False Bare(x: int, y: str = 'a') Has one. True True"
-
-
 def test_entries_are_decoded_only_when_used_and_a_bad_one_is_compiled_anew(monkeypatch):
     import marshal
     from types import CodeType

@@ -14,7 +14,7 @@ NOT_ON_A_CRASH_LOG_RUN = {
     "regex": "rule patterns run on `re` where safe",
     "hashlib": "cache keys use _blake2 alone",
     "click": "a plain `sglang-doctor [FILES] [--format F]` runs cli/check.py without it (cli/argv.py)",
-    "inspect": "dataclasses' `inspect` is deferred (_speed/codecache.py) and every class has a docstring",
+    "inspect": "dataclasses' `inspect` is a stand-in (_speed/standin.py) and every class has a docstring",
     "datetime": "log times are read by read/records.ts_seconds",
 }
 

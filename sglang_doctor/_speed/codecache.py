@@ -18,7 +18,6 @@ import builtins
 import os
 import sys
 import threading
-import types
 from types import CodeType
 from typing import Any
 
@@ -114,8 +113,7 @@ def install() -> None:
         return
     _installed = True
     import atexit
-
-    dataclasses = _import_dataclasses()
+    import dataclasses
 
     if "exec" in vars(dataclasses):  # someone else's patch: leave it
         return
@@ -124,31 +122,3 @@ def install() -> None:
     dataclasses.exec = cached_exec  # type: ignore[attr-defined]  # (found before the builtin)
     atexit.register(_save, path)
 
-
-class _Inspect(types.ModuleType):
-    """`dataclasses`' view of `inspect` until it needs it: the real module, imported on first use.
-
-    `dataclasses` imports `inspect` (with ast, dis, tokenize: ~7 ms, a fifteenth of a run on a
-    small log) but calls it only to write a docstring for a class that has none; every class
-    a run defines has one (tests/test_cli_fast.py), so a run never pays for it.
-    """
-
-    def __getattr__(self, name: str) -> Any:
-        import importlib
-
-        return getattr(importlib.import_module("inspect"), name)
-
-
-def _import_dataclasses() -> types.ModuleType:
-    """`import dataclasses`, with `inspect` deferred when neither is imported yet."""
-    if "dataclasses" in sys.modules or "inspect" in sys.modules:
-        import dataclasses
-
-        return dataclasses
-    stand_in = sys.modules["inspect"] = _Inspect("inspect")
-    try:
-        import dataclasses
-    finally:
-        if sys.modules.get("inspect") is stand_in:  # later imports of inspect get the real one
-            del sys.modules["inspect"]
-    return dataclasses

@@ -12,8 +12,9 @@ from typing import NoReturn
 
 
 def main() -> NoReturn:
-    from sglang_doctor._speed import codecache, recache
+    from sglang_doctor._speed import codecache, recache, standin
 
+    standin.install()
     recache.install()
     codecache.install()
     import sys
