@@ -50,22 +50,12 @@ KNOWN_STRICT_MISSES = {
         'rocm-gpu-arch-unsupported (system rocm set; system gpu raise MI300-class (gfx942/gfx950)) names rocm without the version or value the label asks',
     '035-tp-divide-assert-numerator.log':
         'tp-not-divisible (flag --tp-size set; flag --pp-size set) names --tp-size without the version or value the label asks',
-    '040-awq-requires-vllm.log':
-        'vllm-import-error (package vllm set; package sglang raise) names vllm without the version or value the label asks',
     '041-sgl-kernel-not-installed.log':
         'sgl-kernel-version-mismatch (package sgl-kernel raise; package sglang set) names sgl-kernel without the version or value the label asks',
-    '042-pybase64-missing-python314.log':
-        'python-module-not-found (package pybase64 set) names pybase64 without the version or value the label asks',
     '103-warmup-502-http-server.log':
         'warmup-proxy-error (env no_proxy set 127.0.0.1,localhost,0.0.0.0; env NO_PROXY set 127.0.0.1,localhost,0.0.0.0) no_proxy=127.0.0.1,localhost,0.0.0.0, the label asks 127.0.0.1,localhost',
     '104-dist-init-tcpstore-retry-slurm.log':
         'dist-init-connect-failed (flag --dist-init-addr set) names --dist-init-addr without the version or value the label asks',
-    '300-gptq-requires-vllm.log':
-        'vllm-import-error (package vllm set; package sglang raise) sets vllm, the label says add',
-    '301-awq-requires-vllm-compose.log':
-        'vllm-import-error (package vllm set; package sglang raise) sets vllm, the label says add',
-    '308-gptq-check-marlin-supported-undefined.log':
-        'vllm-import-error (package vllm set; package sglang raise) sets vllm, the label says add',
     '501-sgl-kernel-undefined-setdevice-launch.log':
         'extension-torch-abi-mismatch (package torch set; package sgl-kernel set) names torch without the version or value the label asks',
     '700-no-kernel-image-rmsnorm-rtx5090.log':
@@ -80,10 +70,6 @@ KNOWN_STRICT_MISSES = {
         'no-kernel-image (flag --attention-backend set triton; package flashinfer-python set) names flashinfer-python without the version or value the label asks',
     '800-flashinfer-api-mismatch-page-size.log':
         'flashinfer-import-error (package flashinfer-python set; flag --attention-backend set triton) names flashinfer-python without the version or value the label asks',
-    '934-runtime-image-missing-distro.log':
-        'python-module-not-found (package distro set) names distro without the version or value the label asks',
-    '937-latest-runtime-missing-distro-v100.log':
-        'python-module-not-found (package distro set) names distro without the version or value the label asks',
     '174-xgrammar-accept-token-type-mismatch.log':
         'dependency-api-mismatch (package xgrammar set) names xgrammar without the version or value the label asks',
     '045-transformers-import-backends-mapping.log':
