@@ -86,6 +86,21 @@ def test_the_table_is_click_s_declaration():
     assert set(fast.COMMANDS) == set(cli_main.main.list_commands(ctx))
 
 
+def _hostile(tmp_path: Path) -> dict[str, list[str]]:
+    """Inputs the one-line-error promise covers, written into tmp_path."""
+    import gzip
+
+    (tmp_path / "junk.bin").write_bytes(bytes(range(256)) * 64)
+    (tmp_path / "latin1.log").write_bytes(DEMO.read_bytes().replace(b"Traceback", b"Trac\xe9back"))
+    (tmp_path / "demo.log.gz").write_bytes(gzip.compress(DEMO.read_bytes()))
+    (tmp_path / "empty.log").write_bytes(b"")
+    (tmp_path / "nologs").mkdir()
+    (tmp_path / "giant.log").write_bytes(b"x" * 3_000_000 + b"\n" + DEMO.read_bytes())
+    (tmp_path / "crlf.log").write_bytes(DEMO.read_bytes().replace(b"\n", b"\r\n"))
+    return {name: [str(tmp_path / name)] for name in
+            ("junk.bin", "latin1.log", "demo.log.gz", "empty.log", "nologs", "giant.log", "crlf.log")}
+
+
 def _command(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(tmp_path / "cache"))
     return subprocess.run([sys.executable, "-m", "sglang_doctor", *args], capture_output=True, text=True, env=env,
@@ -114,3 +129,14 @@ def test_every_dataclass_has_a_docstring():
                     "dataclass" in ast.unparse(d) for d in node.decorator_list):
                 bare.append(f"{path.relative_to(root)}:{node.lineno} {node.name}")
     assert bare == []
+
+
+@pytest.mark.parametrize("name", ["junk.bin", "latin1.log", "demo.log.gz", "empty.log", "nologs", "giant.log", "crlf.log"])
+def test_hostile_inputs_get_the_same_answer_on_the_fast_path(name, tmp_path):
+    """The common path is the click-free one now: bad input must still be one line and a status."""
+    args = ["--format", "json", *_hostile(tmp_path)[name]]
+    fast_run = _command(args, tmp_path)
+    click_run = _command(["check", *args], tmp_path)
+    assert (fast_run.returncode, fast_run.stdout, fast_run.stderr) == (
+        click_run.returncode, click_run.stdout, click_run.stderr)
+    assert "Traceback" not in fast_run.stderr and len(fast_run.stderr.strip().splitlines()) <= 1
