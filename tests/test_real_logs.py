@@ -32,6 +32,8 @@ CASES = yaml.safe_load((REAL / "cases.yaml").read_text())
 
 # What each case's root finding gives where the label asks for more (a version, a value, another fix).
 KNOWN_STRICT_MISSES = {
+    '996-lora-adapter-q-proj-only-missing-v-proj.log':
+        "lora-adapter-missing-v-proj (flag --lora-paths set, no value) names the right remedy, another adapter trained with v_proj beside q_proj, but a 'set' label needs a fix with a value, and which adapter is not in the log",
     '992-nccl-unhandled-cuda-error-tp4-cu126.log':
         "nccl-error (env NCCL_P2P_DISABLE set 1; package nvidia-nccl-cu12 set) names nvidia-nccl-cu12 without the version the labeller's label (fix_known: false) asks: which NCCL build works is not in the log",
     '977-ptxas-sm120-rlinf-ray.log':
