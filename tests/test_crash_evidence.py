@@ -196,3 +196,70 @@ def test_a_known_cause_takes_over_from_the_crash_net():
 def test_a_traceback_header_behind_an_unknown_prefix_still_counts():
     text = HEAD + "worker-7 | 10:00:50.123 Traceback (most recent call last):\n"
     assert _errors(text) == ["crash-unrecognized"]
+
+
+# libstdc++'s terminate handler and Rust's panic report (the router): the message line after the header is
+# the exception the catalogs read.
+TERMINATE = ("terminate called after throwing an instance of 'c10::AcceleratorError'\n"
+             "  what():  CUDA error: uncorrectable ECC error encountered\n"
+             "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+             "might be incorrect.\n")
+PANIC_NEW = ("thread 'tokio-runtime-worker' panicked at src/routers/http/router.rs:118:14:\n"
+             "called `Result::unwrap()` on an `Err` value: Os { code: 98, kind: AddrInUse, message: \"Address already "
+             "in use\" }\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n")
+PANIC_OLD = "thread 'main' panicked at 'failed to bind 0.0.0.0:30000', src/server.rs:301:10\n"
+
+
+@pytest.mark.parametrize("text, exception", [
+    (TERMINATE, "CUDA error: uncorrectable ECC error encountered"),
+    (PANIC_NEW, "called `Result::unwrap()` on an `Err` value"),
+    (PANIC_OLD, "failed to bind 0.0.0.0:30000"),
+], ids=["cxx-terminate", "rust-panic", "rust-panic-before-1.73"])
+def test_a_native_abort_is_a_failure_and_its_message_is_the_exception(text, exception):
+    assert [f.rule for f in _check(HEAD + text).findings if f.severity == "error"], text
+    signs = _signs(HEAD + text)
+    assert [s.kind for s in signs][:1] == ["native"]
+    assert any(s.kind == "exception" and s.text.startswith(exception) for s in signs), signs
+
+
+def _signs(text: str) -> list:
+    from sglang_doctor.facts.crash import CrashWatch
+    from sglang_doctor.read.reader import iter_lines_from_text
+    from sglang_doctor.read.records import segment
+
+    watch = CrashWatch()
+    for rec in segment(iter_lines_from_text(text)):
+        watch.observe(rec, False)
+    return watch.signs
+
+
+def test_a_terminate_names_its_cuda_code():
+    found = [f for f in _check(HEAD + TERMINATE).findings if f.rule in ("cuda-code-recognised", "gpu-hardware-error")]
+    assert found and found[0].evidence[0].line in (4, 5)  # the terminate or its what() line
+
+
+@pytest.mark.parametrize("line", [
+    "  what():  CUDA error: uncorrectable ECC error encountered",  # a what() with no terminate before it
+    "[2025-10-01 10:00:50] the thread 'worker' panicked at nothing, it says in a prompt",
+], ids=["what-alone", "panic-words"])
+def test_native_abort_near_misses_are_not_signs(line):
+    assert _signs(line + "\n") == []
+
+
+def test_the_block_path_sees_a_native_abort_in_a_big_log(tmp_path, rules):
+    """The stage-one scanner carries the crash watch's patterns: a panic far into a big log still counts."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from genlog import serving_lines
+
+    import random
+
+    body = "".join(line + "\n" for line in serving_lines(random.Random(1), 40_000))
+    log = tmp_path / "big.log"
+    log.write_text(HEAD + READY + body + PANIC_NEW)
+    fast = diagnose([str(log)], rules, Options(fast=True)).report
+    slow = diagnose([str(log)], rules, Options(fast=False)).report
+    errors = lambda r: [(f.rule, f.evidence[0].line) for f in r.findings if f.severity == "error"]
+    assert errors(fast) == errors(slow) and errors(fast)

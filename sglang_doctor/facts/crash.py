@@ -46,6 +46,12 @@ _WARMUP = re.compile(r"Initialization failed\. warmup error|warmup failed|"
 # the traceback): `Process Process-1:`, `Process SpawnProcess-2:`.
 _MP_CHILD = re.compile(r"^Process [\w.-]{1,80}:\s*$")
 # An error a native library prints on a line of its own (flashinfer's and sgl-kernel's CUDA checks, HIP's).
+# A C++ exception nothing caught (libstdc++'s verbose terminate handler: the type, then `  what():  <message>`
+# on the next line), and a Rust panic (sgl-router, sglang's Rust parts): `thread 'NAME' panicked at FILE:L:C:`
+# with the message on the next line (Rust 1.73+), or `panicked at 'MESSAGE', FILE:L:C` before.
+_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^'\n]{1,200})'")
+_WHAT = re.compile(r"^\s*what\(\):\s+(?P<msg>\S.*)")
+_PANIC = re.compile(r"^thread '[^'\n]{0,200}' panicked at (?:'(?P<msg>.{0,500})', )?(?P<where>\S+?:\d+:\d+):?\s*$")
 _NATIVE_ERROR = re.compile(r"^(?:CUDA|HIP|NCCL|cuBLAS|CUBLAS|cuDNN) [Ee]rror: \S")
 # An exception line standing at the start of a logged message.
 _EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*(?:Error|Exception)|Exception)(?::\s|\s*$)")
@@ -91,7 +97,8 @@ def scan_patterns() -> list[str]:
     """The line-level signs of a failure, for the stage-one scanner: a sign on a line no rule reads
     (a lone `Killed`, an exit code) must reach the crash watch on the block path too."""
     return [_COMPONENT.pattern, re.escape(_SIGQUIT), _KILL_TREE.pattern, _EXIT.pattern, _SCHEDULER_DEAD.pattern,
-            _SHELL_SIGNAL.pattern, _WATCHDOG.pattern, _WARMUP.pattern, _MP_CHILD.pattern, _NATIVE_ERROR.pattern]
+            _SHELL_SIGNAL.pattern, _WATCHDOG.pattern, _WARMUP.pattern, _MP_CHILD.pattern, _NATIVE_ERROR.pattern,
+            _TERMINATE.pattern, _WHAT.pattern, _PANIC.pattern]
 
 
 class Sign(NamedTuple):
@@ -132,6 +139,7 @@ class CrashWatch:
         self.pasted = False  # an error given to `explain`: the paste itself says something failed
         self.first_text: tuple[int, str] | None = None
         self.user_stop: int | None = None  # line of a KeyboardInterrupt: what follows is the shutdown
+        self.message_due: tuple[int, str] | None = None  # (line, kind) of a terminate / panic line: its message follows
 
     def _add(self, kind: str, rec: Record, what: str, ready: bool, text: str | None = None) -> None:
         if len(self.signs) < self.MAX_SIGNS:
@@ -148,6 +156,21 @@ class CrashWatch:
         if self.first_text is None:
             self.first_text = (rec.start, rec.lines[0].text)
         self.last_text = msg
+        if self.message_due is not None:
+            self._native_message(rec, msg, ready)
+        if "terminate called" in msg:
+            m = _TERMINATE.search(msg)
+            if m:
+                self._add("native", rec, f"an uncaught C++ exception ended the process ({m['type']})", ready)
+                self.message_due = (rec.start, "terminate")
+        if "panicked at" in msg:
+            m = _PANIC.match(msg)
+            if m:
+                self._add("native", rec, f"a Rust panic at {m['where'].rsplit('/', 1)[-1]}", ready)
+                if m["msg"]:
+                    self._add("exception", rec, f"a panic ({_first_line(m['msg'])})", ready, m["msg"])
+                else:
+                    self.message_due = (rec.start, "panic")
         if "begin" in msg:  # a phase's start line (weights, CUDA graphs): quoted if the launch stalls there
             self.begins[rec.start] = rec.lines[0].text
             if len(self.begins) > 8:
@@ -186,6 +209,21 @@ class CrashWatch:
             if _USER_STOP.match(msg):
                 self.user_stop = self.user_stop or rec.start
             self._add("exception", rec, f"an exception ({_first_line(msg)})", ready, msg)
+
+    def _native_message(self, rec: Record, msg: str, ready: bool) -> None:
+        """The message line after a C++ terminate (`  what():  …`) or a Rust panic header: an exception
+        text the catalogs can look up (`what():  CUDA error: uncorrectable ECC error encountered`)."""
+        line, kind = self.message_due  # type: ignore[misc]
+        self.message_due = None
+        if rec.start != line + 1:
+            return
+        if kind == "terminate":
+            m = _WHAT.match(msg)
+            text = m["msg"] if m else None
+        else:
+            text = msg.strip() or None
+        if text:
+            self._add("exception", rec, f"an exception ({_first_line(text)})", ready, text)
 
     def _traceback(self, rec: Record, ready: bool) -> None:
         excs = rec.exceptions
