@@ -263,3 +263,11 @@ def test_the_block_path_sees_a_native_abort_in_a_big_log(tmp_path, rules):
     slow = diagnose([str(log)], rules, Options(fast=False)).report
     errors = lambda r: [(f.rule, f.evidence[0].line) for f in r.findings if f.severity == "error"]
     assert errors(fast) == errors(slow) and errors(fast)
+
+
+def test_a_driver_api_result_a_native_library_prints_is_a_sign():
+    """torch_memory_saver.cpp prints the CUresult it aborts on; the crash watch counts it (and the
+    catalog reads `result=2` as CUDA_ERROR_OUT_OF_MEMORY) whether or not a rule knows the library."""
+    line = "[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103"
+    assert [s.kind for s in _signs(line + "\n")] == ["exception"]
+    assert _signs("[2025-10-01 10:00:50] CUresult errors are logged at debug level\n") == []

@@ -53,6 +53,9 @@ _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<ty
 _WHAT = re.compile(r"^\s*what\(\):\s+(?P<msg>\S.*)")
 _PANIC = re.compile(r"^thread '[^'\n]{0,200}' panicked at (?:'(?P<msg>.{0,500})', )?(?P<where>\S+?:\d+:\d+):?\s*$")
 _NATIVE_ERROR = re.compile(r"^(?:CUDA|HIP|NCCL|cuBLAS|CUBLAS|cuDNN) [Ee]rror: \S")
+# A CUDA driver API result a native library prints and then aborts on (torch_memory_saver.cpp:
+# `[torch_memory_saver.cpp] CUresult error  result=2 file=… func=cu_mem_create line=103`).
+_CURESULT = re.compile(r"\bCUresult error\b[^\n]*?\bresult ?[=:] ?-?\d+")
 # An exception line standing at the start of a logged message.
 _EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*(?:Error|Exception)|Exception)(?::\s|\s*$)")
 _TRACEBACK = "Traceback (most recent call last):"
@@ -98,7 +101,7 @@ def scan_patterns() -> list[str]:
     (a lone `Killed`, an exit code) must reach the crash watch on the block path too."""
     return [_COMPONENT.pattern, re.escape(_SIGQUIT), _KILL_TREE.pattern, _EXIT.pattern, _SCHEDULER_DEAD.pattern,
             _SHELL_SIGNAL.pattern, _WATCHDOG.pattern, _WARMUP.pattern, _MP_CHILD.pattern, _NATIVE_ERROR.pattern,
-            _TERMINATE.pattern, _WHAT.pattern, _PANIC.pattern]
+            _TERMINATE.pattern, _WHAT.pattern, _PANIC.pattern, _CURESULT.pattern]
 
 
 class Sign(NamedTuple):
@@ -203,6 +206,8 @@ class CrashWatch:
                 self._add("warmup", rec, what, ready)
         if msg.startswith("Process ") and _MP_CHILD.match(msg):
             self._add("exception", rec, "a child process died of an exception (multiprocessing)", ready)
+        if "CUresult" in msg and _CURESULT.search(msg):
+            self._add("exception", rec, f"a CUDA driver error ({_first_line(msg)})", ready, msg)
         if "rror: " in msg[:14] and _NATIVE_ERROR.match(msg):
             self._add("exception", rec, f"an error ({_first_line(msg)})", ready, msg)
         if ("Error" in msg or "Exception" in msg) and _EXC_LINE.match(msg):
