@@ -18,6 +18,7 @@ NOT_ON_A_CRASH_LOG_RUN = {
     "datetime": "log times are read by read/records.ts_seconds",
     "threading": "the caches' locks are _thread's (what threading.Lock is)",
     "signal": "the Ctrl-C handler is swapped through _signal (cli/check._set_sigint)",
+    "pickle": "cached rules are unpickled by _pickle itself (pickle's Python half is for writing them)",
 }
 
 
