@@ -227,8 +227,11 @@ def cold_start(small: Path, doctor: str, python: str, what: str) -> None:
     for _ in range(25):
         doc.append(timed([doctor, str(small)]).wall)
         imp.append(timed([python, "-c", "import click, rich.console, pydantic, yaml, regex"]).wall)
+    pairs = sorted(d / i for d, i in zip(doc, imp))  # each run against the reference run next to it
+    q1, q3 = pairs[len(pairs) // 4], pairs[3 * len(pairs) // 4]
     print(f"sglang-doctor small.log {statistics.median(doc) * 1000:.0f} ms; imports alone "
-          f"{statistics.median(imp) * 1000:.0f} ms; ratio {statistics.median(doc) / statistics.median(imp):.2f}")
+          f"{statistics.median(imp) * 1000:.0f} ms; ratio {statistics.median(doc) / statistics.median(imp):.2f} "
+          f"(pairwise: median {statistics.median(pairs):.2f}, middle half {q1:.2f}-{q3:.2f})")
 
 
 def cold_starts(small: Path, venvs: list[str]) -> None:

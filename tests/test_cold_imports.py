@@ -16,6 +16,9 @@ NOT_ON_A_CRASH_LOG_RUN = {
     "click": "a plain `sglang-doctor [FILES] [--format F]` runs cli/check.py without it (cli/argv.py)",
     "inspect": "dataclasses' `inspect` is a stand-in (_speed/standin.py) and every class has a docstring",
     "datetime": "log times are read by read/records.ts_seconds",
+    "threading": "the caches' locks are _thread's (what threading.Lock is)",
+    "signal": "the Ctrl-C handler is swapped through _signal (cli/check._set_sigint)",
+    "pickle": "cached rules are unpickled by _pickle itself (pickle's Python half is for writing them)",
 }
 
 

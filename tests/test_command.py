@@ -835,3 +835,33 @@ def test_round_trip_property(env: list[str], launcher: str, args: list[str]) -> 
     once, _ = apply_fixes(cmd, ALL_FIXES)
     twice, _ = apply_fixes(once, ALL_FIXES)
     assert render(once) == render(twice)
+
+
+def test_a_deep_copy_of_a_launch_shares_nothing_mutable():
+    """LaunchCommand.__deepcopy__ copies field by field; the generic deep copy is the reference."""
+    import copy
+    import dataclasses
+
+    from sglang_doctor.launch.command import _FIELD_COPY, Arg, DockerPart, LaunchCommand, parse_command
+
+    cmd = parse_command("A=1 docker run --gpus all -e B=2 -v /m:/m lmsysorg/sglang:v0.5.5 python3 -m "
+                        "sglang.launch_server --model-path /m/x --cuda-graph-bs 1 2 4 --tp 2 > server.log 2>&1")
+    assert cmd is not None
+    mine = copy.deepcopy(cmd)
+    assert mine == cmd and repr(mine) == repr(cmd) and mine.aliases == cmd.aliases and mine.quoting == cmd.quoting
+
+    def mutable_ids(obj, out):
+        if isinstance(obj, (list, dict)) or dataclasses.is_dataclass(obj):
+            out.add(id(obj))
+        items = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else (
+            vars(obj).values() if dataclasses.is_dataclass(obj) else ())
+        for x in items:
+            mutable_ids(x, out)
+        return out
+
+    assert not mutable_ids(mine, set()) & mutable_ids(cmd, set())
+    # a field added to these classes must be given its copy (or found immutable) here and in _FIELD_COPY
+    assert {f.name for f in dataclasses.fields(LaunchCommand)} == set(_FIELD_COPY)
+    assert {f.name for f in dataclasses.fields(Arg)} == {"flag", "written", "value", "uses_equals", "extra",
+                                                         "attached", "spelled"}
+    assert {f.name for f in dataclasses.fields(DockerPart)} == {"command", "options", "image"}

@@ -17,7 +17,7 @@ from __future__ import annotations
 import builtins
 import os
 import sys
-import threading
+import _thread
 from types import CodeType
 from typing import Any
 
@@ -25,7 +25,7 @@ MAX_ENTRIES = 2048  # past it, a save keeps only what that run used
 _FORMAT = 2  # 2: each entry's code marshalled on its own, decoded when a run uses it
 KIND = "code-"
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # (threading.Lock itself, without importing threading)
 # source text -> its code, or the code's marshal bytes until a run uses it: a file of every
 # command's classes (~400, 0.5 MB) took ~1.5 ms to decode whole; a check run uses about half.
 _entries: dict[str, CodeType | bytes] = {}

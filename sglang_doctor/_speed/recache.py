@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
+import _thread
 from typing import Any
 
 # Patterns kept per file. Past it, a save keeps only what that run used (user rules, other
@@ -29,7 +29,7 @@ from typing import Any
 MAX_ENTRIES = 1024
 _FORMAT = 2  # 2: each pattern's code stored as packed bytes (see _pack)
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # (threading.Lock itself, without importing threading)
 _entries: dict[tuple[Any, int], tuple[Any, ...]] = {}
 _used: set[tuple[Any, int]] = set()
 _added = 0

@@ -181,9 +181,11 @@ class LazyRule:
         """The real rule (unpickled now if it was not yet)."""
         rule = self._rule
         if rule is None:
-            import pickle
-
-            rule = pickle.loads(self._blob)
+            try:  # the C unpickler itself: `pickle` (its Python half, ~1 ms to import) is for writing
+                from _pickle import loads
+            except ImportError:  # pragma: no cover - another Python implementation
+                from pickle import loads
+            rule = loads(self._blob)
             object.__setattr__(self, "_rule", rule)
             object.__setattr__(self, "match", rule.match)
         return rule

@@ -85,7 +85,9 @@ SYMPTOM_EXCEPTION = re.compile(
     r"gloo/transport|Connection (?:closed|reset) by peer|remote process exited|Broken pipe|"
     r"Watchdog caught collective|could finish the model loading, but there are other ranks|monitoredBarrier|"
     r"Initialization failed\. Please see the error messages above|Rank \d+ scheduler is dead|"
-    r"scheduler died during initialization|NCCL communicator was aborted on rank")
+    r"scheduler died during initialization|NCCL communicator was aborted on rank|"
+    # ProcessGroupNCCL's watchdog throws it when a collective timed out or the communicator failed
+    r"instance of 'c10::DistBackendError'")
 # Signs that mean a failure even after the server reported ready (the others may be one request's).
 FATAL_KINDS = frozenset({"component", "sigquit", "kill-tree", "exit", "watchdog", "native"})
 # Lines a stalled phase may show last that say what it is doing (a JIT build during capture).
@@ -143,6 +145,7 @@ class CrashWatch:
         self.first_text: tuple[int, str] | None = None
         self.user_stop: int | None = None  # line of a KeyboardInterrupt: what follows is the shutdown
         self.message_due: tuple[int, str] | None = None  # (line, kind) of a terminate / panic line: its message follows
+        self.headers: set[int] = set()  # lines of terminate / panic headers (they count only if their message does)
 
     def _add(self, kind: str, rec: Record, what: str, ready: bool, text: str | None = None) -> None:
         if len(self.signs) < self.MAX_SIGNS:
@@ -166,10 +169,12 @@ class CrashWatch:
             if m:
                 self._add("native", rec, f"an uncaught C++ exception ended the process ({m['type']})", ready)
                 self.message_due = (rec.start, "terminate")
+                self.headers.add(rec.start)
         if "panicked at" in msg:
             m = _PANIC.match(msg)
             if m:
                 self._add("native", rec, f"a Rust panic at {m['where'].rsplit('/', 1)[-1]}", ready)
+                self.headers.add(rec.start)
                 if m["msg"]:
                     self._add("exception", rec, f"a panic ({_first_line(m['msg'])})", ready, m["msg"])
                 else:
@@ -289,6 +294,8 @@ class CrashWatch:
             span = next(((t.start, t.end) for t in self.tracebacks if t.start <= s.line <= t.end), (s.line, s.line))
             if ctx.handled_near(*span):
                 return False
+        if s.line in self.headers and ctx.handled_near(s.line, s.line + 1):
+            return False  # a terminate / panic header whose message a rule explains
         return True
 
     def _stall(self, ctx: Context) -> Sign | None:
