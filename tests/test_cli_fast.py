@@ -140,3 +140,45 @@ def test_hostile_inputs_get_the_same_answer_on_the_fast_path(name, tmp_path):
     assert (fast_run.returncode, fast_run.stdout, fast_run.stderr) == (
         click_run.returncode, click_run.stdout, click_run.stderr)
     assert "Traceback" not in fast_run.stderr and len(fast_run.stderr.strip().splitlines()) <= 1
+
+
+def _click_only(args: list[str], tmp_path: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The click group itself (cli/main.py), bypassing the entry point's fast path."""
+    env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(tmp_path / "cache"))
+    code = "import sys\nfrom sglang_doctor.cli.main import main\nmain()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          input=stdin, timeout=120)
+
+
+@pytest.mark.parametrize("args, stdin", [
+    (["explain", "RuntimeError: CUDA error: an illegal memory access was encountered"], None),
+    (["explain", "--format", "json", "torch.OutOfMemoryError:", "CUDA", "out", "of", "memory."], None),
+    (["explain", "-q"], "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
+                        "ValueError: awq quantization requires some operators from vllm.\n"),
+    (["explain"], ""),
+], ids=["words", "json-words", "stdin", "nothing"])
+def test_explain_on_the_fast_path_answers_as_click_does(args, stdin, tmp_path):
+    assert fast.plain_explain(args) is not None
+    env = dict(os.environ, SGLANG_DOCTOR_CACHE=str(tmp_path / "cache"))
+    fast_run = subprocess.run([sys.executable, "-m", "sglang_doctor", *args], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, input=stdin, timeout=120)
+    click_run = _click_only(args, tmp_path, stdin)
+    assert (fast_run.returncode, fast_run.stdout, fast_run.stderr) == (
+        click_run.returncode, click_run.stdout, click_run.stderr)
+    assert fast_run.returncode in (1, 2)
+
+
+@pytest.mark.parametrize("argv", [["explain", "--cmd", "x", "err"], ["explain", "--help"], ["explain", "-f", "x"],
+                                  ["check", "explain"], ["x.log"]])
+def test_explain_with_anything_else_is_left_to_click(argv):
+    assert fast.plain_explain(argv) is None
+
+
+def test_explain_reaches_run_explain_as_click_would_pass_it(monkeypatch):
+    from click.testing import CliRunner
+
+    seen: list = []
+    monkeypatch.setattr(cli_main, "run_explain", lambda text, opts, given: seen.append((tuple(text), opts, given)))
+    argv = ["explain", "--format=json", "--fail-on", "warning", "RuntimeError:", "boom"]
+    CliRunner().invoke(cli_main.main, argv, catch_exceptions=False)
+    assert seen and fast.plain_explain(argv) == (seen[0][0], dict(seen[0][1]), set(seen[0][2]))

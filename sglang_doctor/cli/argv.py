@@ -1,4 +1,5 @@
-"""The entry point's fast path: the plain `sglang-doctor [FILES] [--format F] …` without click.
+"""The entry point's fast path: the plain `sglang-doctor [FILES] [--format F] …` (and
+`sglang-doctor explain [TEXT…]`) without click.
 
 Most runs are `docker logs sgl 2>&1 | sglang-doctor` or `sglang-doctor x.log --format json`;
 importing click and building its command tree is a tenth of such a run on a small log. A
@@ -41,9 +42,20 @@ def plain_check(argv: list[str]) -> tuple[tuple[str, ...], dict[str, Any], set[s
     None: leave it to click."""
     if argv and argv[0] in COMMANDS:
         return None
-    if any(k.endswith("_COMPLETE") for k in os.environ):  # shell completion is click's
+    return _plain(argv)
+
+
+def plain_explain(argv: list[str]) -> tuple[tuple[str, ...], dict[str, Any], set[str]] | None:
+    """The same for `sglang-doctor explain [TEXT…]` (the words of the pasted error for files)."""
+    if not argv or argv[0] != "explain":
         return None
-    files: list[str] = []
+    return _plain(argv[1:])
+
+
+def _plain(argv: list[str]) -> tuple[tuple[str, ...], dict[str, Any], set[str]] | None:
+    if any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):  # shell completion is click's
+        return None
+    words: list[str] = []
     opts = dict(DEFAULTS)
     given: set[str] = set()
     i = 0
@@ -51,7 +63,7 @@ def plain_check(argv: list[str]) -> tuple[tuple[str, ...], dict[str, Any], set[s
         arg = argv[i]
         i += 1
         if arg == "-" or not arg.startswith("-"):
-            files.append(arg)
+            words.append(arg)
             continue
         name, eq, value = arg.partition("=")
         if name in FLAGS and not eq:
@@ -70,4 +82,4 @@ def plain_check(argv: list[str]) -> tuple[tuple[str, ...], dict[str, Any], set[s
             return None
         opts[param] = val
         given.add(param)
-    return tuple(files), opts, given
+    return tuple(words), opts, given

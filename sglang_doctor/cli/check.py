@@ -73,6 +73,19 @@ def run_check(files: tuple[str, ...], opts: dict[str, Any], given: set[str], fol
     diagnose(st, names)
 
 
+def run_explain(text: tuple[str, ...], opts: dict[str, Any], given: set[str]) -> NoReturn:
+    """`sglang-doctor explain`: the error given as words, or pasted on standard input."""
+    if text:
+        body = " ".join(text)
+    else:
+        if sys.stdin.isatty():
+            echo("Paste the traceback or error, then press Ctrl-D on an empty line (Ctrl-Z then Enter on Windows):")
+        body = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    if not body.strip():
+        die("nothing to explain: pass the error text as arguments or paste it on standard input")
+    diagnose(settings(opts, given), ["<pasted>"], texts={"<pasted>": body})
+
+
 def load_rules(extra: tuple[str, ...] | list[str]) -> list[Any]:
     from sglang_doctor.engine.rules import RuleLoadError
     from sglang_doctor.engine.rules import load_rules as load

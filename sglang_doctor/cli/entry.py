@@ -19,15 +19,19 @@ def main() -> NoReturn:
     codecache.install()
     import sys
 
-    from sglang_doctor.cli.argv import plain_check
+    from sglang_doctor.cli.argv import plain_check, plain_explain
 
-    plain = plain_check(sys.argv[1:])
+    plain, explain = plain_check(sys.argv[1:]), plain_explain(sys.argv[1:])
     try:
-        if plain is not None:  # the common form, without click (cli/argv.py)
-            from sglang_doctor.cli.check import guarded, run_check
+        if plain is not None or explain is not None:  # the common forms, without click (cli/argv.py)
+            from sglang_doctor.cli.check import guarded, run_check, run_explain
 
-            files, opts, given = plain
-            guarded(lambda: run_check(files, opts, given))
+            if plain is not None:
+                files, opts, given = plain
+                guarded(lambda: run_check(files, opts, given))
+            else:
+                words, opts, given = explain  # type: ignore[misc]
+                guarded(lambda: run_explain(words, opts, given))
         else:
             from sglang_doctor.cli.main import main as cli_main
 

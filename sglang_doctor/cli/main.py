@@ -14,7 +14,7 @@ import click
 
 from sglang_doctor import __version__
 from sglang_doctor.cli.argv import COMMANDS
-from sglang_doctor.cli.check import diagnose, die, echo, guarded, load_rules, run_check, settings
+from sglang_doctor.cli.check import diagnose, die, echo, guarded, load_rules, run_check, run_explain, settings
 from sglang_doctor.model import FAIL_ON, FORMATS
 from sglang_doctor.policy.suppress import DEFAULT_BASELINE
 
@@ -158,16 +158,7 @@ def explain(text: tuple[str, ...], **opts: Any) -> None:
       sglang-doctor explain "CUDA out of memory."
       docker logs sgl 2>&1 | tail -60 | sglang-doctor explain
     """
-    if text:
-        body = " ".join(text)
-    else:
-        if sys.stdin.isatty():
-            click.echo("Paste the traceback or error, then press Ctrl-D on an empty line "
-                       "(Ctrl-Z then Enter on Windows):", err=True)
-        body = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    if not body.strip():
-        die("nothing to explain: pass the error text as arguments or paste it on standard input")
-    diagnose(settings(opts, _given(opts)), ["<pasted>"], texts={"<pasted>": body})
+    run_explain(text, opts, _given(opts))
 
 
 # --- rules -------------------------------------------------------------------------
