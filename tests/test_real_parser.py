@@ -114,6 +114,9 @@ def test_corrected_command_parses(case_id: str, checked) -> None:
 
 GOOD = ("docker run --gpus all -p 30000:30000 img python3 -m sglang.launch_server --model-path m --tp 2 "
         "--dtype bfloat16 --trust-remote-code > s.log 2>&1")
+# Shell variables in a Kubernetes pod spec: the shell gives them a value when the command runs.
+GOOD_VARS = ("python3 -m sglang.launch_server --model-path $MODEL_NAME --nnodes 2 --node-rank $POD_INDEX "
+             "--tp-size ${TP:-8} --dtype=$DTYPE --port 8000")
 BROKEN = {
     "unknown-flag": "docker run --gpus all lmsysorg/sglang:latest python3 -m sglang.launch_server --model-path m --tp-szie 2",
     "missing-value": "python3 -m sglang.launch_server --model-path m --dtype",
@@ -121,8 +124,10 @@ BROKEN = {
     "duplicate": "bash -c 'pip install -U transformers && python3 -m sglang.launch_server --model-path m --tp 2 --tp-size 4'",
     "switch-with-value": "HF_HUB_OFFLINE=1 python -m sglang.launch_server --model-path m --trust-remote-code=yes",
     "bad-value": "python3 -m sglang.launch_server --model-path m --mem-fraction-static lots",
+    # a variable's default is what the shell gives when it is unset: still checked
+    "bad-value-default": "python3 -m sglang.launch_server --model-path m --node-rank ${RANK:-zero}",
 }
-SELF_CHECK = [GOOD, *BROKEN.values()]
+SELF_CHECK = [GOOD, GOOD_VARS, *BROKEN.values()]
 
 
 @pytest.mark.realparser
@@ -130,10 +135,11 @@ SELF_CHECK = [GOOD, *BROKEN.values()]
 def test_parser_rejects_broken_commands(release: str, checked) -> None:
     """Negative self-check: broken commands, through the same extraction, batch and parser as the
     corrected commands, are rejected for the right reason, and a valid one is accepted."""
-    good, *bad = checked[("self-check", release)]
+    good, good_vars, *bad = checked[("self-check", release)]
     assert good.ok, f"sglang {release} rejects a valid command: {good.error}"
+    assert good_vars.ok, f"sglang {release} rejects shell variables as values: {good_vars.error}"
     got = {cat: r.category for cat, r in zip(BROKEN, bad)}
-    assert got == {cat: cat for cat in BROKEN}, [r.error for r in bad]
+    assert got == {cat: cat.removesuffix("-default") for cat in BROKEN}, [r.error for r in bad]
 
 
 # ---- cheap checks of the glue (no venv; run in the quick path too) ---------------------------

@@ -10,6 +10,11 @@ flag's `type` rejects, ambiguous abbreviations, a value given to a switch (`--fl
 arguments, SGLang's own argparse actions (deprecated/removed flags that raise), and — on top of
 argparse, which lets the last of a repeated flag win silently — a flag given twice.
 Not validated: `ServerArgs.__post_init__` (GPU probing, model config, cross-flag checks).
+
+A value that is a shell variable (`--node-rank $POD_INDEX`, `${TP:-8}`) is the shell's to expand when the
+command runs: it is given to the parser as its `:-` default, or else as a value of the option's own kind
+that the option's type and choices accept (`run_time_values`), so the check is about the command, not
+about what a variable will hold.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import contextlib
 import io
 import json
+import re
 import sys
 
 
@@ -79,6 +85,48 @@ def repeated_flags(parser: argparse.ArgumentParser, argv: list[str]) -> list[str
     return dups
 
 
+_SHELL_VAR = re.compile(r"^\$(?:\w+|\{\w+(?::?-(?P<default>[^}]*))?\})$")
+
+
+def run_time_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """argv with each option value that is a shell variable replaced by what the shell may give it."""
+    by_string = parser._option_string_actions
+    out: list[str] = []
+    action = None
+    for tok in argv:
+        name, eq, value = tok.partition("=")
+        if tok.startswith("-") and name in by_string:
+            action = by_string[name] if by_string[name].nargs != 0 else None
+            if eq and _SHELL_VAR.match(value):
+                tok = f"{name}={_stand_in(by_string[name], value)}"
+            out.append(tok)
+            continue
+        if action is not None and _SHELL_VAR.match(tok):
+            tok = _stand_in(action, tok)
+        out.append(tok)
+        if action is not None and action.nargs in (None, 1, "?"):
+            action = None
+    return out
+
+
+def _stand_in(action: argparse.Action, ref: str) -> str:
+    m = _SHELL_VAR.match(ref)
+    if m and m["default"]:
+        return m["default"]
+    if action.choices:
+        return str(next(iter(action.choices)))
+    convert = action.type
+    if convert is None or convert is str:
+        return ref
+    for candidate in ("1", "0.5", "auto", "none"):
+        try:
+            convert(candidate)
+            return candidate
+        except Exception:
+            continue
+    return ref
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = RaisingParser()
     ServerArgs.add_cli_args(parser)
@@ -91,7 +139,7 @@ def check(parser: argparse.ArgumentParser, argv: list[str]) -> dict:
     try:
         # Some SGLang actions print a deprecation warning or call sys.exit themselves.
         with contextlib.redirect_stdout(err), contextlib.redirect_stderr(err):
-            parser.parse_args(argv)
+            parser.parse_args(run_time_values(parser, argv))
     except ParseError as e:
         return {"ok": False, "error": str(e), "category": categorize(str(e))}
     except SystemExit as e:
