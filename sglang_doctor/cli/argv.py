@@ -25,12 +25,13 @@ DEFAULTS: dict[str, Any] = {
     "diff": False, "fix": False, "redact_hosts": False, "quiet": False, "color": None, "config": None,
     "baseline": None, "no_baseline": False, "write_baseline": None, "jobs": None, "why": False,
 }
-# option -> (parameter, the value it sets; None: takes the next argument, which must be one of `choices`)
+# switch -> (parameter, the value it sets)
 FLAGS: dict[str, tuple[str, Any]] = {
     "-q": ("quiet", True), "--quiet": ("quiet", True),
     "--color": ("color", True), "--no-color": ("color", False),
     "--no-baseline": ("no_baseline", True),
 }
+# option with a value (`--format json`, `--format=json`) -> (parameter, the values click accepts)
 VALUED: dict[str, tuple[str, tuple[str, ...]]] = {
     "--format": ("fmt", tuple(FORMATS)),
     "--fail-on": ("fail_on", tuple(FAIL_ON)),
