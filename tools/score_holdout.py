@@ -50,7 +50,8 @@ from scoring import (lenient_ok, root_finding, root_fixes, strict_ok, validate, 
 FAMILIES = {"rocm", "pd-disaggregation", "router", "rl-ray", "multimodal", "hybrid-mamba", "blackwell",
             "consumer-gpu", "docker", "hang", "npu", "healthy",
             "memory", "dependencies", "speculative", "diffusion", "lora",
-            "unsupported-gpu", "parallelism", "kubernetes"}  # the hold-out rounds'; the real set's are free-form
+            "unsupported-gpu", "parallelism", "kubernetes",
+            "attention-backend", "torch-compile"}  # the hold-out rounds'; the real set's are free-form
 
 
 def round_dir(n: int) -> Path:
