@@ -86,19 +86,24 @@ def test_the_table_is_click_s_declaration():
     assert set(fast.COMMANDS) == set(cli_main.main.list_commands(ctx))
 
 
-def _hostile(tmp_path: Path) -> dict[str, list[str]]:
-    """Inputs the one-line-error promise covers, written into tmp_path."""
+def _hostile(tmp_path: Path, name: str) -> Path:
+    """One input the one-line-error promise covers, written into tmp_path."""
     import gzip
 
-    (tmp_path / "junk.bin").write_bytes(bytes(range(256)) * 64)
-    (tmp_path / "latin1.log").write_bytes(DEMO.read_bytes().replace(b"Traceback", b"Trac\xe9back"))
-    (tmp_path / "demo.log.gz").write_bytes(gzip.compress(DEMO.read_bytes()))
-    (tmp_path / "empty.log").write_bytes(b"")
-    (tmp_path / "nologs").mkdir()
-    (tmp_path / "giant.log").write_bytes(b"x" * 3_000_000 + b"\n" + DEMO.read_bytes())
-    (tmp_path / "crlf.log").write_bytes(DEMO.read_bytes().replace(b"\n", b"\r\n"))
-    return {name: [str(tmp_path / name)] for name in
-            ("junk.bin", "latin1.log", "demo.log.gz", "empty.log", "nologs", "giant.log", "crlf.log")}
+    demo = DEMO.read_bytes()
+    path = tmp_path / name
+    if name == "nologs":
+        path.mkdir()
+        return path
+    path.write_bytes({
+        "junk.bin": bytes(range(256)) * 64,
+        "latin1.log": demo.replace(b"Traceback", b"Trac\xe9back"),
+        "demo.log.gz": gzip.compress(demo),
+        "empty.log": b"",
+        "giant.log": b"x" * 3_000_000 + b"\n" + demo,
+        "crlf.log": demo.replace(b"\n", b"\r\n"),
+    }[name])
+    return path
 
 
 def _command(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -134,7 +139,7 @@ def test_every_dataclass_has_a_docstring():
 @pytest.mark.parametrize("name", ["junk.bin", "latin1.log", "demo.log.gz", "empty.log", "nologs", "giant.log", "crlf.log"])
 def test_hostile_inputs_get_the_same_answer_on_the_fast_path(name, tmp_path):
     """The common path is the click-free one now: bad input must still be one line and a status."""
-    args = ["--format", "json", *_hostile(tmp_path)[name]]
+    args = ["--format", "json", str(_hostile(tmp_path, name))]
     fast_run = _command(args, tmp_path)
     click_run = _command(["check", *args], tmp_path)
     assert (fast_run.returncode, fast_run.stdout, fast_run.stderr) == (

@@ -121,4 +121,3 @@ def install() -> None:
     _entries.update(_load(path))
     dataclasses.exec = cached_exec  # type: ignore[attr-defined]  # (found before the builtin)
     atexit.register(_save, path)
-

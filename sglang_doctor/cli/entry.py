@@ -21,17 +21,17 @@ def main() -> NoReturn:
 
     from sglang_doctor.cli.argv import plain_check, plain_explain
 
-    plain, explain = plain_check(sys.argv[1:]), plain_explain(sys.argv[1:])
+    args = sys.argv[1:]
+    plain, explain = plain_check(args), None
+    if plain is None:
+        explain = plain_explain(args)
     try:
         if plain is not None or explain is not None:  # the common forms, without click (cli/argv.py)
             from sglang_doctor.cli.check import guarded, run_check, run_explain
 
-            if plain is not None:
-                files, opts, given = plain
-                guarded(lambda: run_check(files, opts, given))
-            else:
-                words, opts, given = explain  # type: ignore[misc]
-                guarded(lambda: run_explain(words, opts, given))
+            run = run_check if plain is not None else run_explain
+            words, opts, given = plain if plain is not None else explain  # type: ignore[misc]
+            guarded(lambda: run(words, opts, given))
         else:
             from sglang_doctor.cli.main import main as cli_main
 

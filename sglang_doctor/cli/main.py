@@ -13,7 +13,6 @@ from typing import Any
 import click
 
 from sglang_doctor import __version__
-from sglang_doctor.cli.argv import COMMANDS
 from sglang_doctor.cli.check import diagnose, die, echo, guarded, load_rules, run_check, run_explain, settings
 from sglang_doctor.model import FAIL_ON, FORMATS
 from sglang_doctor.policy.suppress import DEFAULT_BASELINE

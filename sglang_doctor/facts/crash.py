@@ -45,13 +45,13 @@ _WARMUP = re.compile(r"Initialization failed\. warmup error|warmup failed|"
 # multiprocessing's report of a child that died of an exception (process.py _bootstrap writes it before
 # the traceback): `Process Process-1:`, `Process SpawnProcess-2:`.
 _MP_CHILD = re.compile(r"^Process [\w.-]{1,80}:\s*$")
-# An error a native library prints on a line of its own (flashinfer's and sgl-kernel's CUDA checks, HIP's).
 # A C++ exception nothing caught (libstdc++'s verbose terminate handler: the type, then `  what():  <message>`
 # on the next line), and a Rust panic (sgl-router, sglang's Rust parts): `thread 'NAME' panicked at FILE:L:C:`
 # with the message on the next line (Rust 1.73+), or `panicked at 'MESSAGE', FILE:L:C` before.
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^'\n]{1,200})'")
 _WHAT = re.compile(r"^\s*what\(\):\s+(?P<msg>\S.*)")
 _PANIC = re.compile(r"^thread '[^'\n]{0,200}' panicked at (?:'(?P<msg>.{0,500})', )?(?P<where>\S+?:\d+:\d+):?\s*$")
+# An error a native library prints on a line of its own (flashinfer's and sgl-kernel's CUDA checks, HIP's).
 _NATIVE_ERROR = re.compile(r"^(?:CUDA|HIP|NCCL|cuBLAS|CUBLAS|cuDNN) [Ee]rror: \S")
 # A CUDA driver API result a native library prints and then aborts on (torch_memory_saver.cpp:
 # `[torch_memory_saver.cpp] CUresult error  result=2 file=… func=cu_mem_create line=103`).
