@@ -36,3 +36,41 @@ def test_broken_pipe_is_quiet(tmp_path, demo_dir):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = p.communicate(timeout=60)
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_a_pure_build_runs_without_the_compiled_scan_and_reports_the_same(tmp_path):
+    """SGLANG_DOCTOR_PURE=1 builds a py3-none-any wheel (no C compiler needed); that package takes the
+    pure-Python decode path and gives the report the compiled one gives on a serving log."""
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, SGLANG_DOCTOR_PURE="1")
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "w"),
+                            str(root)], env=env, capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr
+    wheels = list((tmp_path / "w").glob("*.whl"))
+    assert len(wheels) == 1 and wheels[0].name.endswith("-py3-none-any.whl"), wheels
+    target = tmp_path / "pure"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+                    str(wheels[0])], check=True, timeout=600)
+    assert not list(target.rglob("_decodescan*.so")) and not list(target.rglob("_decodescan*.pyd"))
+    sys.path.insert(0, str(root / "bench"))
+    try:
+        from genlog import write_log
+    finally:
+        sys.path.remove(str(root / "bench"))
+    log = tmp_path / "serving.log"
+    write_log(log, 3_000_000)
+    probe = "import sglang_doctor._speed._decodescan"
+    reports = {}
+    for name, path in (("pure", str(target)), ("compiled", "")):
+        penv = dict(os.environ, PYTHONPATH=path)
+        if name == "pure":  # (whether the compiled one is built: test_decode_scan.py)
+            assert subprocess.run([sys.executable, "-c", probe], env=penv, cwd=tmp_path).returncode != 0
+        r = subprocess.run([sys.executable, "-m", "sglang_doctor", "--format", "json", str(log)], env=penv,
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        report = json.loads(r.stdout)
+        report.pop("elapsed_s", None)
+        reports[name] = report
+    assert reports["pure"]["launches"][0]["startup"]["decode_throughput"]["lines"] > 5000
+    assert reports["pure"]["launches"] == reports["compiled"]["launches"]
+    assert reports["pure"]["findings"] == reports["compiled"]["findings"]

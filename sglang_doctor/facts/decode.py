@@ -14,9 +14,11 @@ Quantiles are linear interpolations between order statistics (numpy's default, p
 log_parser's DataFrame gives on the lines it reads.
 
 Two ways in: `add_line` (one decoded line; the line-by-line path) and `add_block` (a raw block of
-whole lines; the fast path). On the fast path the throughputs are one `findall` over the block; the
-peaks (usage, queue) are looked for only above the highest seen so far, by a small Hyperscan
-database (`_Probe`), each of its few hits read exactly on its line.
+whole lines; the fast path). On the fast path one pass of the compiled scan (_speed/_decodescan.c,
+built where a C compiler is) counts the throughputs and finds the peaks and the first CUDA-graph
+lines; without it the throughputs are one `findall` over the block and the peaks (usage, queue) are
+looked for only above the highest seen so far, by a small Hyperscan database (`_Probe`), each of its
+few hits read exactly on its line. Both read what the regexes below read (tests/test_decode_scan.py).
 
 SGLang prints a throughput with two decimals (`:.2f`), so a value is a whole number of hundredths:
 the exact histogram is an array of line counts indexed by hundredths (`_cents`, at most CENTS_CAP
@@ -54,6 +56,7 @@ GRAPH_LITERALS = {True: b"cuda graph: True, " + _TP_BYTES, False: b"cuda graph: 
 CENTS_CAP = 1 << 21  # hundredths counted in the array: values below 20,971.52 tok/s (at most 16 MB)
 _CENTS_START = 1 << 16  # its first size; it doubles as larger values come
 SPARSE_MAX = 4096  # distinct hundredths kept in a Counter before the array
+DENSE_AFTER = 1 << 16  # or lines counted in it (the compiled path counts into the array only)
 _CENTS_FORM = re.compile(rb"(?:[0-9]+\.[0-9][0-9],)*[0-9]+\.[0-9][0-9]")  # every value with two decimals
 MAX_KEYS = 300_000  # other printed throughputs kept exactly (~35 MB); past it, the sketch
 SKETCH_ERROR = 0.005  # relative error of a quantile once the sketch is in use
@@ -87,6 +90,7 @@ class DecodeStats:
 
     def __init__(self) -> None:
         self._sparse: Counter[int] = Counter()  # hundredths -> lines, while there are few distinct ones
+        self._sparse_lines = 0  # (lines counted there: past DENSE_AFTER the array is cheaper)
         self._cents = array("Q")  # then: hundredths -> lines (values printed with two decimals, below the cap)
         self._merged: list[array[int]] = []  # other stretches' arrays, added up only where a summary looks
         self._tp: Counter[bytes] = Counter()  # any other printed throughput -> lines
@@ -119,13 +123,20 @@ class DecodeStats:
         if not _plain(block, lo, hi):
             self._add_cleaned(block, first_line, lo, hi)
             return
-        self._count(_TP.findall(block, lo, hi))
-        self._peaks(block, lo, hi)
-        for flag, literal in GRAPH_LITERALS.items():
-            if flag not in self.graph_line:
-                at = block.find(literal, lo, hi)
-                if at >= 0:
-                    self.graph_line[flag] = first_line + block.count(b"\n", 0, at)
+        native = _native()
+        if native is not None:
+            others, usage, queue, *graphs = native(block, lo, hi, self._cents)
+            self._count(others)
+            self._usage = _higher(self._usage, [usage] if usage is not None else [])
+            self._queue = _higher(self._queue, [queue] if queue is not None else [])
+        else:
+            self._count(_TP.findall(block, lo, hi))
+            self._peaks(block, lo, hi)
+            graphs = [block.find(GRAPH_LITERALS[flag], lo, hi) if flag not in self.graph_line else -1
+                      for flag in (False, True)]
+        for flag, at in zip((False, True), graphs):
+            if at >= 0 and flag not in self.graph_line:
+                self.graph_line[flag] = first_line + block.count(b"\n", 0, at)
         self._bound()
 
     def _count(self, values: list[bytes]) -> None:
@@ -146,12 +157,14 @@ class DecodeStats:
     def _count_cents(self, cents: Any) -> None:
         if not self._cents:
             sparse = self._sparse
-            for v in cents:
+            n = 0
+            for n, v in enumerate(cents, 1):
                 if v < CENTS_CAP:
                     sparse[v] += 1
                 else:
                     self._past_cap(v)
-            if len(sparse) > SPARSE_MAX:
+            self._sparse_lines += n
+            if len(sparse) > SPARSE_MAX or self._sparse_lines > DENSE_AFTER:
                 self._densify()
             return
         counts = self._cents
@@ -183,6 +196,7 @@ class DecodeStats:
     def _densify(self) -> None:
         """The sparse counts into the array."""
         sparse, self._sparse = self._sparse, Counter()
+        self._sparse_lines = 0
         self._grow(max(sparse))
         counts = self._cents
         for v, n in sparse.items():
@@ -437,6 +451,22 @@ class _Probe:
         self.db.scan(memoryview(block)[lo:hi], match_event_handler=lambda _i, _f, to, _fl, _c: ends.append(lo + to))
         ends.sort()
         return ends
+
+
+_NATIVE: list[Any] = []
+
+
+def _native() -> Any:
+    """The compiled scan (_speed/_decodescan.c), or None: not built here, or speedups off."""
+    if not _NATIVE:
+        from sglang_doctor._speed import ENABLED
+
+        try:
+            from sglang_doctor._speed._decodescan import scan
+        except ImportError:
+            scan = None
+        _NATIVE.append(scan if ENABLED else None)
+    return _NATIVE[0]
 
 
 _PROBES: dict[tuple[bytes | None, bytes | None], _Probe | None] = {}
