@@ -19,6 +19,7 @@ NOT_ON_A_CRASH_LOG_RUN = {
     "threading": "the caches' locks are _thread's (what threading.Lock is)",
     "signal": "the Ctrl-C handler is swapped through _signal (cli/check._set_sigint)",
     "pickle": "cached rules are unpickled by _pickle itself (pickle's Python half is for writing them)",
+    "sglang_doctor._speed._native": "the compiled block helpers load once an input is past its first 1 MB block",
 }
 
 

@@ -51,7 +51,7 @@ def test_a_pure_build_runs_without_the_compiled_scan_and_reports_the_same(tmp_pa
     target = tmp_path / "pure"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
                     str(wheels[0])], check=True, timeout=600)
-    assert not list(target.rglob("_decodescan*.so")) and not list(target.rglob("_decodescan*.pyd"))
+    assert not list(target.rglob("_native*.so")) and not list(target.rglob("_native*.pyd"))
     sys.path.insert(0, str(root / "bench"))
     try:
         from genlog import write_log
@@ -59,7 +59,7 @@ def test_a_pure_build_runs_without_the_compiled_scan_and_reports_the_same(tmp_pa
         sys.path.remove(str(root / "bench"))
     log = tmp_path / "serving.log"
     write_log(log, 3_000_000)
-    probe = "import sglang_doctor._speed._decodescan"
+    probe = "import sglang_doctor._speed._native"
     reports = {}
     for name, path in (("pure", str(target)), ("compiled", "")):
         penv = dict(os.environ, PYTHONPATH=path)

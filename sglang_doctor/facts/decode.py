@@ -14,11 +14,11 @@ Quantiles are linear interpolations between order statistics (numpy's default, p
 log_parser's DataFrame gives on the lines it reads.
 
 Two ways in: `add_line` (one decoded line; the line-by-line path) and `add_block` (a raw block of
-whole lines; the fast path). On the fast path one pass of the compiled scan (_speed/_decodescan.c,
+whole lines; the fast path). On the fast path one pass of the compiled scan (_speed/_native.c,
 built where a C compiler is) counts the throughputs and finds the peaks and the first CUDA-graph
 lines; without it the throughputs are one `findall` over the block and the peaks (usage, queue) are
 looked for only above the highest seen so far, by a small Hyperscan database (`_Probe`), each of its
-few hits read exactly on its line. Both read what the regexes below read (tests/test_decode_scan.py).
+few hits read exactly on its line. Both read what the regexes below read (tests/test_native.py).
 
 SGLang prints a throughput with two decimals (`:.2f`), so a value is a whole number of hundredths:
 the exact histogram is an array of line counts indexed by hundredths (`_cents`, at most CENTS_CAP
@@ -457,12 +457,12 @@ _NATIVE: list[Any] = []
 
 
 def _native() -> Any:
-    """The compiled scan (_speed/_decodescan.c), or None: not built here, or speedups off."""
+    """The compiled scan (_speed/_native.c), or None: not built here, or speedups off."""
     if not _NATIVE:
         from sglang_doctor._speed import ENABLED
 
         try:
-            from sglang_doctor._speed._decodescan import scan
+            from sglang_doctor._speed._native import decode_scan as scan
         except ImportError:
             scan = None
         _NATIVE.append(scan if ENABLED else None)

@@ -14,7 +14,7 @@ import codecs
 import io
 import sys
 from pathlib import Path
-from typing import BinaryIO, Iterator, NamedTuple
+from typing import Any, BinaryIO, Iterator, NamedTuple
 
 import re
 
@@ -211,6 +211,25 @@ def newlines(block: bytes) -> int:
     return len(block) - len(block.replace(b"\n", b""))  # (measured ~1.5x faster than bytes.count)
 
 
+_NATIVE: list[Any] = []
+
+
+def _native() -> Any:
+    """The compiled helpers (_speed/_native.c), or None. Asked for once an input is past its first
+    block: a short log does not load them. Loading sets the allocator for big blocks (roomy_heap)."""
+    if not _NATIVE:
+        from sglang_doctor._speed import ENABLED
+
+        try:
+            from sglang_doctor._speed import _native as native
+        except ImportError:
+            native = None
+        if native is not None and ENABLED:
+            native.roomy_heap()
+        _NATIVE.append(native if ENABLED else None)
+    return _NATIVE[0]
+
+
 def iter_chunks(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """Blocks of whole lines: (number of the first line, bytes ending with a newline).
 
@@ -223,6 +242,7 @@ def iter_chunks(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
     carry = b""
     number = 1
     skipping = False  # inside the tail of a giant line that was already emitted
+    count = newlines
     for data in _raw_blocks(stream):
         if skipping:
             nl = data.find(b"\n")
@@ -242,8 +262,10 @@ def iter_chunks(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
                 carry = buf
             continue
         chunk, carry = buf[:nl + 1], buf[nl + 1:]
+        if number > 1 and count is newlines and (native := _native()) is not None:  # (a second block)
+            count = native.newlines
         yield number, chunk
-        number += newlines(chunk)
+        number += count(chunk)
     if carry:
         yield number, carry + b"\n"
 

@@ -1,6 +1,7 @@
-"""The compiled decode scan (sglang_doctor/_speed/_decodescan.c) reads a block exactly as the pure-Python
-path's regexes do: the same throughputs, peaks and first CUDA-graph lines, on any text; and the summary of
-a log is the same on both paths."""
+"""The compiled helpers (sglang_doctor/_speed/_native.c) equal the pure-Python code they stand in for: the
+decode scan reads a block exactly as the pure path's regexes do (the same throughputs, peaks and first
+CUDA-graph lines, on any text), the summary of a log is the same on both paths, and newline counts are
+bytes.count's."""
 
 from __future__ import annotations
 
@@ -17,10 +18,13 @@ from hypothesis import strategies as st
 from sglang_doctor.facts import decode
 from sglang_doctor.facts.decode import _CENTS_FORM, _QUEUE, _TP, _USAGE, GRAPH_LITERALS, DecodeStats, _number
 
+from sglang_doctor.read import reader
+
 try:
-    from sglang_doctor._speed._decodescan import scan
+    from sglang_doctor._speed import _native
+    from sglang_doctor._speed._native import decode_scan as scan
 except ImportError:  # (a build without a C compiler: the pure path alone)
-    scan = None
+    _native = scan = None
 
 needs_scan = pytest.mark.skipif(scan is None, reason="the compiled decode scan is not built here")
 
@@ -163,3 +167,24 @@ def test_a_graph_literal_that_starts_before_the_stretch_is_not_in_it():
     block = b"x, cuda graph: True, gen throughput (token/s): 1.00\ncuda graph: True, gen throughput (token/s): 2.00\n"
     for lo in range(0, 30):
         assert list(scan(block, lo, len(block), array("Q"))[3:]) == _reference(block, lo, len(block), 0)[4]
+
+
+@needs_scan
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_newline_counts_are_bytes_counts(block):
+    assert _native.newlines(block) == block.count(b"\n") == reader.newlines(block)
+
+
+@needs_scan
+def test_the_reader_counts_lines_the_same_with_the_compiled_counter(tmp_path, monkeypatch):
+    """Past the first block the reader counts with the compiled helper: block line numbers stay those of
+    the pure count (blocks of whole lines, the last without a newline)."""
+    import io
+
+    text = b"".join(b"line %d " % i + b"x" * (i % 300) + b"\n" for i in range(40_000)) + b"tail"
+    firsts = {}
+    for compiled in (True, False):
+        monkeypatch.setattr(reader, "_NATIVE", [_native if compiled else None])
+        firsts[compiled] = [first for first, _ in reader.iter_chunks(io.BufferedReader(io.BytesIO(text)))]
+    assert len(firsts[True]) > 3 and firsts[True] == firsts[False]

@@ -1,6 +1,8 @@
-/* The decode-line statistics of a block of log bytes in one pass (facts/decode.py's fast path).
+/* Compiled helpers of the block path, each the exact equal of a pure-Python one it stands in for.
+ * Optional: the package works without them (setup.py builds this only where a compiler is present).
  *
- * scan(block, lo, hi, counts) reads block[lo:hi] as these regexes' findall would, and gives back
+ * decode_scan(block, lo, hi, counts): the decode-line statistics of a block in one pass (facts/decode.py).
+ * It reads block[lo:hi] as these regexes' findall would, and gives back
  * exactly what facts/decode.py's pure-Python path computes from them:
  *   throughputs  gen throughput \(token/s\): ([0-9.]+)
  *                a value printed with two decimals ([0-9]+\.[0-9][0-9]) whose hundredths index the
@@ -14,13 +16,19 @@
  *                before a throughput's literal (-1: none).
  * Returns (uncounted throughput texts, usage text or None, queue text or None, graphs off, graphs on).
  *
- * Optional: the package works without it (setup.py builds it only where a compiler is present).
+ * newlines(block): block.count(b"\n") (read/reader.py; CPython's count of one byte is a plain loop).
+ *
+ * roomy_heap(): glibc only: serve blocks of a few MB from the heap and keep freed memory there, instead
+ * of an mmap and munmap per block, whose page faults cost as much as reading the file (pipeline/split.py).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 static const char TP[] = "gen throughput (token/s): ";
 static const char QUEUE[] = ", #queue-req: ";
@@ -193,7 +201,7 @@ static Py_ssize_t cents_of(const char *p, const char *q, Py_ssize_t limit) {
     return v;
 }
 
-static PyObject *scan(PyObject *self, PyObject *args) {
+static PyObject *decode_scan(PyObject *self, PyObject *args) {
     Py_buffer block, counts;
     Py_ssize_t lo, hi;
     PyObject *others = NULL, *usage = NULL, *queue = NULL, *result = NULL;
@@ -274,11 +282,41 @@ done:
     return result;
 }
 
+static PyObject *newlines(PyObject *self, PyObject *arg) {
+    Py_buffer block;
+    Py_ssize_t n = 0;
+    (void)self;
+    if (PyObject_GetBuffer(arg, &block, PyBUF_SIMPLE) < 0)
+        return NULL;
+    {
+        const unsigned char *p = block.buf;
+        for (Py_ssize_t i = 0; i < block.len; i++)
+            n += p[i] == '\n';
+    }
+    PyBuffer_Release(&block);
+    return PyLong_FromSsize_t(n);
+}
+
+static PyObject *roomy_heap(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, 16 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    Py_RETURN_TRUE;
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
 static PyMethodDef methods[] = {
-    {"scan", scan, METH_VARARGS, "scan(block, lo, hi, counts) -> (uncounted texts, usage, queue, graphs off, graphs on)"},
+    {"decode_scan", decode_scan, METH_VARARGS,
+     "decode_scan(block, lo, hi, counts) -> (uncounted texts, usage, queue, graphs off, graphs on)"},
+    {"newlines", newlines, METH_O, "newlines(block) -> how many newline bytes it holds"},
+    {"roomy_heap", roomy_heap, METH_NOARGS, "roomy_heap() -> whether the allocator was set (glibc)"},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_decodescan", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__decodescan(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
