@@ -63,7 +63,7 @@ def test_a_pure_build_runs_without_the_compiled_scan_and_reports_the_same(tmp_pa
     reports = {}
     for name, path in (("pure", str(target)), ("compiled", "")):
         penv = dict(os.environ, PYTHONPATH=path)
-        if name == "pure":  # (whether the compiled one is built: test_decode_scan.py)
+        if name == "pure":  # (whether the compiled one is built: test_native.py)
             assert subprocess.run([sys.executable, "-c", probe], env=penv, cwd=tmp_path).returncode != 0
         r = subprocess.run([sys.executable, "-m", "sglang_doctor", "--format", "json", str(log)], env=penv,
                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
