@@ -260,6 +260,12 @@ def main() -> None:
     from sglang_doctor.engine.scan import hyperscan_available
 
     print(f"stage-one scanner: {'hyperscan' if hyperscan_available() else 'none (pure Python path)'}")
+    try:
+        import sglang_doctor._speed._native  # noqa: F401
+        native = "built (sglang_doctor/_speed/_native.c)"
+    except ImportError:
+        native = "not built (pure-Python decode statistics)"
+    print(f"compiled block helpers: {native}")
     patterns = work / "patterns50.txt"
     print(f"reference: grep -E -c -f with {write_patterns(patterns, 50)} rule regexes as ERE "
           f"(of {write_patterns(work / 'patterns-all.txt')})")
