@@ -32,6 +32,8 @@ CASES = yaml.safe_load((REAL / "cases.yaml").read_text())
 
 # What each case's root finding gives where the label asks for more (a version, a value, another fix).
 KNOWN_STRICT_MISSES = {
+    '1017-llama4-scout-quantized-no-image-processor-config.log':
+        "processor-files-missing (flag --tokenizer-path set, no value) names the labeller's remedy, the original repository that has the processor files, but a 'set' label needs a fix with a value, and which repository is not in the log",
     '996-lora-adapter-q-proj-only-missing-v-proj.log':
         "lora-adapter-missing-v-proj (flag --lora-paths set, no value) names the right remedy, another adapter trained with v_proj beside q_proj, but a 'set' label needs a fix with a value, and which adapter is not in the log",
     '992-nccl-unhandled-cuda-error-tp4-cu126.log':

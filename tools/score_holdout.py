@@ -51,7 +51,7 @@ FAMILIES = {"rocm", "pd-disaggregation", "router", "rl-ray", "multimodal", "hybr
             "consumer-gpu", "docker", "hang", "npu", "healthy",
             "memory", "dependencies", "speculative", "diffusion", "lora",
             "unsupported-gpu", "parallelism", "kubernetes",
-            "attention-backend", "torch-compile"}  # the hold-out rounds'; the real set's are free-form
+            "attention-backend", "torch-compile", "precision"}  # the hold-out rounds'; the real set's are free-form
 
 
 def round_dir(n: int) -> Path:
