@@ -77,9 +77,20 @@ def test_a_dependency_rule_states_the_pin_and_fixes_with_its_value(rules) -> Non
 
 
 def test_without_the_release_no_value_is_given(rules) -> None:
-    f = _finding(_run("transformers==5.0.0\n" + REGISTERED, rules), "transformers-config-already-registered")
+    """Not stated, and not bounded by the frame either: line 99999 of the config module is in no release
+    (an edited checkout)."""
+    edited = REGISTERED.replace("line 1005,", "line 99999,")
+    f = _finding(_run("transformers==5.0.0\n" + edited, rules), "transformers-config-already-registered")
     assert "pins transformers==" not in f.explanation
     assert next(x for x in f.fixes if x.name == "transformers").value is None
+
+
+def test_a_release_bounded_by_the_frames_gives_the_pin(rules) -> None:
+    """The same traceback as released: the releases whose qwen2_5_vl_config.py reaches line 1005 agree on
+    the transformers pin (registry/frames.py)."""
+    f = _finding(_run("transformers==5.0.0\n" + REGISTERED, rules), "transformers-config-already-registered")
+    value = next(x for x in f.fixes if x.name == "transformers").value
+    assert value is not None and value.startswith("==") and f"pins transformers{value}" in f.explanation
 
 
 _HINT_WORDS = ["torch", "TORCH", "Triton", "vllm", "sgl-kernel", "sgl_Kernel", "==", "site-packages/", "lmsysorg/sglang:",

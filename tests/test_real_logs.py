@@ -74,8 +74,6 @@ KNOWN_STRICT_MISSES = {
         'no-kernel-image (flag --attention-backend set triton; package flashinfer-python set) names flashinfer-python without the version or value the label asks',
     '800-flashinfer-api-mismatch-page-size.log':
         'flashinfer-import-error (package flashinfer-python set; flag --attention-backend set triton) names flashinfer-python without the version or value the label asks',
-    '174-xgrammar-accept-token-type-mismatch.log':
-        'dependency-api-mismatch (package xgrammar set) names xgrammar without the version or value the label asks',
     '045-transformers-import-backends-mapping.log':
         'dependency-import-failed (package transformers set) names transformers without the version or value the label asks',
     '047-transformers-mllama-import-qwen25vl.log':

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from sglang_doctor.launch.launch_env import LaunchEnv
 
 GIB = 1024**3 / 1e9  # GiB -> GB factor
+MAX_FRAMES = 200  # SGLang frames kept to bound the release (a log of many tracebacks repeats them)
 _WORD = re.compile(r"\w")
 _BARE_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)|Exception)(?::|\()")
 
@@ -95,6 +96,7 @@ class Context:
         self._finished = False
         self.crash = CrashWatch()  # signs of a failed launch, whatever rule knows it (crash.py)
         self.packages = PackageWatch()  # package versions the log shows (packages.py)
+        self.sglang_frames: list[tuple[int, str]] = []  # (record's line, frame) of SGLang's files, for the version
         self.text_lines = 0  # lines with any text (0: an empty input)
         self.input_lines = 0  # the input's line count, when the reader knows it (0: count the lines seen)
         self.sglang_mentioned = False  # any line names SGLang (see input_notes.py)
@@ -159,6 +161,8 @@ class Context:
                     handler(self, m, rec)
 
     def _observe_traceback(self, rec: Record) -> None:
+        if len(self.sglang_frames) < MAX_FRAMES:
+            self.sglang_frames += [(rec.start, f) for f in rec.frames if "sglang/" in f][:MAX_FRAMES]
         if rec.exceptions:
             self.set("exception.first", rec.exceptions[0].split("\n")[0][:300], rec.start, overwrite=False)
         for literal, pattern, handler in _TRACEBACK_EXTRACTORS:
@@ -282,6 +286,12 @@ class Context:
             guess = infer_version(set(sa))
             if guess:
                 self.set("sglang.version", guess[0], self.server_args_line, guess[1])
+        if "sglang.version" not in self.facts and self.sglang_frames:  # (else by the tracebacks' frames)
+            from sglang_doctor.launch.version_infer import version_from_frames
+
+            guess = version_from_frames([f for _, f in self.sglang_frames])
+            if guess:
+                self.set("sglang.version", guess[0], self.sglang_frames[0][0], guess[1])
         self._finished = True
 
     def _decode_facts(self) -> None:
