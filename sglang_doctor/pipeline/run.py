@@ -266,9 +266,12 @@ def _context(unit: Unit, launch: LaunchInfo, options: Options, before: str | Non
     ctx: dict[str, Any] = {}
     for la in reversed(unit.launches):
         ctx.update(la.context.to_json())
+    primary = unit.primary.context
     if launch.sglang_version:
         ctx["sglang_version"] = launch.sglang_version
-    primary = unit.primary.context
+        fact = primary.facts.get("sglang.version")
+        if fact is not None and fact.note and str(fact.value) == launch.sglang_version:
+            ctx["sglang_version_note"] = fact.note  # (how an unstated release was bounded)
     given = options.command or next((la.context.command for la in unit.launches if la.context.command), None)
     if launch.corrected_command and not releases_of(launch.sglang_version):
         ctx["corrected_command_unverified"] = unverified_note(launch.sglang_version)
