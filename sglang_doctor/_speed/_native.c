@@ -145,6 +145,25 @@ static PyObject *peak_text(Peak *peak) {
     return PyBytes_FromStringAndSize(peak->p, peak->q - peak->p);
 }
 
+/* Past a pool's name ("full " / "gpu "), if one is there. */
+static const char *pool(const char *p, const char *end) {
+    if (starts(p, end, "full "))
+        return p + 5;
+    return starts(p, end, "gpu ") ? p + 4 : p;
+}
+
+/* `label`, digits, `after`: the position past `after`, or NULL where the text is otherwise. */
+static const char *count_field(const char *p, const char *end, const char *label, const char *after) {
+    const char *q;
+    if (!starts(p, end, label))
+        return NULL;
+    p += strlen(label);
+    q = digits(p, end);
+    if (q == p || !starts(q, end, after))
+        return NULL;
+    return q + strlen(after);
+}
+
 /* After "Decode batch": the token usage's text, or NULL where the usage regex does not match. */
 static const char *usage_at(const char *p, const char *end, const char **usage_end) {
     const char *q;
@@ -155,25 +174,10 @@ static const char *usage_at(const char *p, const char *end, const char **usage_e
     }
     if (p >= end || (*p != ',' && *p != '.'))
         return NULL;
-    p++;
-    if (!starts(p, end, " #running-req: "))
+    p = count_field(p + 1, end, " #running-req: ", ", #");
+    if (p == NULL || (p = count_field(pool(p, end), end, "token: ", ", ")) == NULL)
         return NULL;
-    p += 15;
-    q = digits(p, end);
-    if (q == p || !starts(q, end, ", #"))
-        return NULL;
-    p = q + 3;
-    if (starts(p, end, "full ") || starts(p, end, "gpu "))
-        p += *p == 'f' ? 5 : 4;
-    if (!starts(p, end, "token: "))
-        return NULL;
-    p += 7;
-    q = digits(p, end);
-    if (q == p || !starts(q, end, ", "))
-        return NULL;
-    p = q + 2;
-    if (starts(p, end, "full ") || starts(p, end, "gpu "))
-        p += *p == 'f' ? 5 : 4;
+    p = pool(p, end);
     if (!starts(p, end, "token usage: "))
         return NULL;
     p += 13;
