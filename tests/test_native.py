@@ -17,14 +17,34 @@ from hypothesis import strategies as st
 
 from sglang_doctor.facts import decode
 from sglang_doctor.facts.decode import _CENTS_FORM, _QUEUE, _TP, _USAGE, GRAPH_LITERALS, DecodeStats, _number
-
 from sglang_doctor.read import reader
 
-try:
-    from sglang_doctor._speed import _native
-    from sglang_doctor._speed._native import decode_scan as scan
-except ImportError:  # (a build without a C compiler: the pure path alone)
-    _native = scan = None
+
+def _compiled() -> object | None:
+    """The compiled helpers this suite runs against: the imported package's, else (conftest puts the source
+    tree first on sys.path, and a regular install builds them only into site-packages: CI) the install's."""
+    try:
+        from sglang_doctor._speed import _native as module
+
+        return module
+    except ImportError:
+        pass
+    import glob
+    import importlib.util
+    import sysconfig
+
+    for lib in dict.fromkeys(sysconfig.get_paths()[k] for k in ("platlib", "purelib")):
+        for path in sorted(glob.glob(os.path.join(lib, "sglang_doctor", "_speed", "_native*"))):
+            if path.endswith((".so", ".pyd")):
+                spec = importlib.util.spec_from_file_location("sglang_doctor._speed._native", path)
+                module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+                spec.loader.exec_module(module)  # type: ignore[union-attr]
+                return module
+    return None  # (a build without a C compiler: the pure path alone)
+
+
+_native = _compiled()
+scan = getattr(_native, "decode_scan", None)
 
 needs_scan = pytest.mark.skipif(scan is None, reason="the compiled decode scan is not built here")
 
