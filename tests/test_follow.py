@@ -57,8 +57,10 @@ def test_follow_file_prints_finding_within_half_a_second(tmp_path):
     # The latency measured is the follower's, not its start-up: a first run on a fresh clone validates
     # the rules and compiles the scanner (seconds on a loaded CI machine), so that happens here first.
     subprocess.run([str(SCRIPT), "--format", "json", str(log)], capture_output=True, timeout=120)
+    # (Ctrl-C as a terminal delivers it: a suite started as a background job inherits SIGINT ignored)
     proc = subprocess.Popen([str(SCRIPT), "--follow", "--format", "json", str(log)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     got: list[tuple[float, str]] = []
     t = threading.Thread(target=_read_lines, args=(proc, got), daemon=True)
     t.start()
