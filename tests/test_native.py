@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sglang_doctor.facts import decode
+from sglang_doctor import _speed
 from sglang_doctor.facts.decode import _CENTS_FORM, _QUEUE, _TP, _USAGE, GRAPH_LITERALS, DecodeStats, _number
 from sglang_doctor.read import reader
 
@@ -143,7 +143,7 @@ def _serving_log(rng: random.Random, n: int) -> bytes:
 
 
 def _summary(text: bytes, compiled: bool, monkeypatch: pytest.MonkeyPatch) -> dict:
-    monkeypatch.setattr(decode, "_NATIVE", [scan if compiled else None])
+    monkeypatch.setattr(_speed, "_NATIVE", [_native if compiled else None])
     s = DecodeStats()
     step, first = 1 << 14, 1
     pos = 0
@@ -205,6 +205,6 @@ def test_the_reader_counts_lines_the_same_with_the_compiled_counter(tmp_path, mo
     text = b"".join(b"line %d " % i + b"x" * (i % 300) + b"\n" for i in range(40_000)) + b"tail"
     firsts = {}
     for compiled in (True, False):
-        monkeypatch.setattr(reader, "_NATIVE", [_native if compiled else None])
+        monkeypatch.setattr(_speed, "_NATIVE", [_native if compiled else None])
         firsts[compiled] = [first for first, _ in reader.iter_chunks(io.BufferedReader(io.BytesIO(text)))]
     assert len(firsts[True]) > 3 and firsts[True] == firsts[False]

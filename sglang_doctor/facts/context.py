@@ -161,8 +161,9 @@ class Context:
                     handler(self, m, rec)
 
     def _observe_traceback(self, rec: Record) -> None:
-        if len(self.sglang_frames) < MAX_FRAMES:
-            self.sglang_frames += [(rec.start, f) for f in rec.frames if "sglang/" in f][:MAX_FRAMES]
+        room = MAX_FRAMES - len(self.sglang_frames)
+        if room > 0:
+            self.sglang_frames += [(rec.start, f) for f in rec.frames if "sglang/" in f][:room]
         if rec.exceptions:
             self.set("exception.first", rec.exceptions[0].split("\n")[0][:300], rec.start, overwrite=False)
         for literal, pattern, handler in _TRACEBACK_EXTRACTORS:

@@ -42,6 +42,7 @@ from itertools import accumulate, compress, repeat
 from operator import add, truediv
 from typing import Any
 
+from sglang_doctor._speed import native
 from sglang_doctor.read.reader import decode_line
 
 
@@ -123,9 +124,9 @@ class DecodeStats:
         if not _plain(block, lo, hi):
             self._add_cleaned(block, first_line, lo, hi)
             return
-        native = _native()
-        if native is not None:
-            others, usage, queue, *graphs = native(block, lo, hi, self._cents)
+        compiled = native()
+        if compiled is not None:
+            others, usage, queue, *graphs = compiled.decode_scan(block, lo, hi, self._cents)
             self._count(others)
             self._usage = _higher(self._usage, [usage] if usage is not None else [])
             self._queue = _higher(self._queue, [queue] if queue is not None else [])
@@ -451,22 +452,6 @@ class _Probe:
         self.db.scan(memoryview(block)[lo:hi], match_event_handler=lambda _i, _f, to, _fl, _c: ends.append(lo + to))
         ends.sort()
         return ends
-
-
-_NATIVE: list[Any] = []
-
-
-def _native() -> Any:
-    """The compiled scan (_speed/_native.c), or None: not built here, or speedups off."""
-    if not _NATIVE:
-        from sglang_doctor._speed import ENABLED
-
-        try:
-            from sglang_doctor._speed._native import decode_scan as scan
-        except ImportError:
-            scan = None
-        _NATIVE.append(scan if ENABLED else None)
-    return _NATIVE[0]
 
 
 _PROBES: dict[tuple[bytes | None, bytes | None], _Probe | None] = {}

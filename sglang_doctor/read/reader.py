@@ -14,9 +14,11 @@ import codecs
 import io
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, NamedTuple
+from typing import BinaryIO, Iterator, NamedTuple
 
 import re
+
+from sglang_doctor._speed import native
 
 CHUNK_SIZE = 1 << 20
 # A single line longer than this is cut: nothing diagnostic lives past it, and holding a
@@ -211,25 +213,6 @@ def newlines(block: bytes) -> int:
     return len(block) - len(block.replace(b"\n", b""))  # (measured ~1.5x faster than bytes.count)
 
 
-_NATIVE: list[Any] = []
-
-
-def _native() -> Any:
-    """The compiled helpers (_speed/_native.c), or None. Asked for once an input is past its first
-    block: a short log does not load them. Loading sets the allocator for big blocks (roomy_heap)."""
-    if not _NATIVE:
-        from sglang_doctor._speed import ENABLED
-
-        try:
-            from sglang_doctor._speed import _native as native
-        except ImportError:
-            native = None
-        if native is not None and ENABLED:
-            native.roomy_heap()
-        _NATIVE.append(native if ENABLED else None)
-    return _NATIVE[0]
-
-
 def iter_chunks(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """Blocks of whole lines: (number of the first line, bytes ending with a newline).
 
@@ -262,8 +245,8 @@ def iter_chunks(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
                 carry = buf
             continue
         chunk, carry = buf[:nl + 1], buf[nl + 1:]
-        if number > 1 and count is newlines and (native := _native()) is not None:  # (a second block)
-            count = native.newlines
+        if number > 1 and count is newlines and (compiled := native()) is not None:  # (a second block)
+            count = compiled.newlines
         yield number, chunk
         number += count(chunk)
     if carry:
